@@ -1,0 +1,170 @@
+"""The exception hierarchy.
+
+Every error serdes raises for bad input or an unreachable registry is a subclass of
+``confluent_kafka.serialization.SerializationError``, so code that already catches confluent-kafka's
+errors (``DeserializingConsumer`` wraps them in ``ValueDeserializationError``) keeps working.
+
+Each error says what was wrong and where: the topic and field (key/value) when a
+``SerializationContext`` was given, and the partition and offset when the caller knows them (the
+Flink sources do; a plain ``(data, ctx)`` call cannot).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from confluent_kafka.serialization import SerializationError
+
+__all__ = [
+    "SerdesError",
+    "FramingError",
+    "InvalidMagicByteError",
+    "TruncatedFrameError",
+    "UnknownSchemaError",
+    "RegistryUnavailableError",
+    "SchemaMismatchError",
+    "CorruptPayloadError",
+    "ValidationError",
+    "RecordLocation",
+]
+
+
+class RecordLocation:
+    """Where a record came from: topic, key/value field, partition and offset (each optional)."""
+
+    __slots__ = ("topic", "field", "partition", "offset")
+
+    def __init__(
+        self,
+        topic: Optional[str] = None,
+        field: Optional[str] = None,
+        partition: Optional[int] = None,
+        offset: Optional[int] = None,
+    ) -> None:
+        self.topic = topic
+        self.field = field
+        self.partition = partition
+        self.offset = offset
+
+    @classmethod
+    def from_ctx(cls, ctx: Any) -> "RecordLocation":
+        """Build a location from a confluent-kafka ``SerializationContext`` (or ``None``)."""
+        if ctx is None:
+            return cls()
+        return cls(
+            topic=getattr(ctx, "topic", None),
+            field=getattr(ctx, "field", None),
+            partition=getattr(ctx, "partition", None),
+            offset=getattr(ctx, "offset", None),
+        )
+
+    def __str__(self) -> str:
+        parts = []
+        if self.topic is not None:
+            parts.append(f"topic={self.topic!r}")
+        if self.field is not None:
+            parts.append(f"field={self.field}")
+        if self.partition is not None:
+            parts.append(f"partition={self.partition}")
+        if self.offset is not None:
+            parts.append(f"offset={self.offset}")
+        return ", ".join(parts) if parts else "unknown location"
+
+    def __repr__(self) -> str:
+        return f"RecordLocation({self})"
+
+
+class SerdesError(SerializationError):
+    """Base class of every serdes error.
+
+    Attributes:
+        reason: what was wrong, without the location.
+        location: where the record came from (:class:`RecordLocation`).
+        schema_id: the schema id or GUID of the record, when it was read.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        location: Optional[RecordLocation] = None,
+        schema_id: Any = None,
+    ) -> None:
+        self.reason = reason
+        self.location = location if location is not None else RecordLocation()
+        self.schema_id = schema_id
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = str(self.location)
+        sid = f", schema id {self.schema_id}" if self.schema_id is not None else ""
+        return f"{self.reason} ({where}{sid})"
+
+    def at(
+        self,
+        topic: Optional[str] = None,
+        partition: Optional[int] = None,
+        offset: Optional[int] = None,
+        field: Optional[str] = None,
+    ) -> "SerdesError":
+        """Fill in coordinates the raiser did not know; returns ``self`` for ``raise err.at(...)``."""
+        loc = self.location
+        if topic is not None:
+            loc.topic = topic
+        if partition is not None:
+            loc.partition = partition
+        if offset is not None:
+            loc.offset = offset
+        if field is not None:
+            loc.field = field
+        self.args = (self._format(),)
+        return self
+
+    def __str__(self) -> str:
+        return self._format()
+
+    def __reduce__(self) -> Any:
+        # Errors cross process boundaries in PyFlink; keep them picklable with their location.
+        return (
+            _rebuild,
+            (type(self), self.reason, self.location.topic, self.location.field,
+             self.location.partition, self.location.offset, self.schema_id),
+        )
+
+
+def _rebuild(cls: type, reason: str, topic: Any, field: Any, partition: Any, offset: Any, schema_id: Any) -> SerdesError:
+    err = cls.__new__(cls)
+    SerdesError.__init__(err, reason, RecordLocation(topic, field, partition, offset), schema_id)
+    return err
+
+
+class FramingError(SerdesError):
+    """The bytes do not carry a valid Confluent wire-format frame."""
+
+
+class InvalidMagicByteError(FramingError):
+    """The first byte is neither 0 (4-byte schema id) nor 1 (16-byte schema GUID)."""
+
+
+class TruncatedFrameError(FramingError):
+    """The record ends inside the frame header (magic byte, schema id/GUID or message indexes)."""
+
+
+class UnknownSchemaError(SerdesError):
+    """The registry answered, and does not know the schema id, GUID or subject version."""
+
+
+class RegistryUnavailableError(SerdesError):
+    """The registry could not be reached (connection refused, timeout, 5xx after retries)."""
+
+
+class SchemaMismatchError(SerdesError):
+    """The writer schema cannot be read with the reader schema, or a registry schema cannot be used."""
+
+
+class CorruptPayloadError(SerdesError):
+    """The frame is valid but the payload does not decode with the writer schema."""
+
+
+class ValidationError(SerdesError):
+    """A value does not conform to its schema (JSON Schema validation, or an Avro/Protobuf value
+    that cannot be encoded with the schema)."""

@@ -31,7 +31,7 @@ from confluent_kafka.schema_registry import (
 )
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from ._errors import CorruptPayloadError, InvalidMagicByteError, RecordLocation, SerdesError, TruncatedFrameError
+from ._errors import CorruptPayloadError, FramingError, InvalidMagicByteError, RecordLocation, SerdesError, TruncatedFrameError
 from ._registry import fetch_writer_schema, registry_call
 from ._wire import (
     MAGIC_GUID,
@@ -323,8 +323,6 @@ class FastSerializer:
 
 
 def _headered(name: str, value: bytes, encode: Encoder) -> Callable[[Any, Optional[SerializationContext]], bytes]:
-    from confluent_kafka.serialization import SerializationError
-
     def encode_headered(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
         headers = ctx.headers if ctx is not None else None
         if isinstance(headers, list):
@@ -332,7 +330,11 @@ def _headered(name: str, value: bytes, encode: Encoder) -> Callable[[Any, Option
         elif isinstance(headers, dict):
             headers[name] = value
         else:
-            raise SerializationError("header framing needs SerializationContext.headers (a list or dict)")
+            raise FramingError(
+                "header framing (schema.id.serializer=header_schema_id_serializer) needs "
+                "SerializationContext.headers to be a list or dict",
+                RecordLocation.from_ctx(ctx),
+            )
         return encode(obj, ctx)
 
     return encode_headered

@@ -1,0 +1,62 @@
+"""serdes for PyFlink: Kafka sources/sinks with Schema Registry framing, decoded in Python.
+
+    from serdes import flink as sf
+
+    env = sf.create_env()                          # connector jar + shim + python.executable
+    orders = sf.read_kafka(env, bootstrap, "orders", sf.avro(registry_url), bounded=True)
+    totals = orders.key_by(lambda o: o["customer"]).map(...)
+    sf.write_kafka(totals, bootstrap, "totals", sf.avro_serializer(registry_url, SCHEMA))
+    env.execute("orders")
+
+See docs/flink.md.
+"""
+
+from ._codecs import (
+    SerdeSpec,
+    avro,
+    avro_serializer,
+    custom,
+    json_schema,
+    json_serializer,
+    protobuf,
+    protobuf_serializer,
+    resolve_class,
+)
+from ._env import configure, create_env
+from ._jars import (
+    CONNECTOR_VERSION,
+    ConnectorJarError,
+    fetch_connector_jar,
+    kafka_connector_jar,
+)
+from ._kafka import (
+    DEAD_LETTER_ROW_TYPE,
+    DEAD_LETTER_TAG,
+    PRODUCER_ROW_TYPE,
+    RECORD_ROW_TYPE,
+    DecodeFunction,
+    EncodeFunction,
+    FlinkSerializationContext,
+    KafkaRecord,
+    RecordDecodeError,
+    dead_letters,
+    kafka_record_sink,
+    kafka_record_source,
+    read_kafka,
+    read_records,
+    write_dead_letters,
+    write_kafka,
+)
+from ._shim import shim_jar
+from ._types import (
+    BytesCodecTypeInfo,
+    CodecValueState,
+    DynamicProtobufTypeInformation,
+    KeyedTypedStream,
+    ProtobufTypeInformation,
+    ProtobufValueStateDescriptor,
+    TypedStream,
+    get_typed_state,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

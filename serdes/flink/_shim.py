@@ -1,0 +1,82 @@
+"""Compile the tiny Java shim (``serdes/flink/java``) with ``javac`` at first use.
+
+The shim holds two classes, compiled against the Kafka connector jar and
+PyFlink's own ``flink-dist`` jar:
+
+* ``serdes.flink.KafkaRowDeserializationSchema`` - KafkaRecordDeserializationSchema that
+  emits ``Row(topic, partition, offset, timestamp, key, value, headers)``; PyFlink's
+  value-only ``ByteArraySchema`` would drop coordinates and headers.
+* ``serdes.flink.KafkaRowSerializationSchema`` - KafkaRecordSerializationSchema writing
+  ``Row(topic, key, value, headers)`` (key + value + header framing in one sink).
+
+The jar is cached next to the connector jar, keyed by a hash of the sources and the
+connector/flink versions, so compilation (~3 s) happens once per machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from pathlib import Path
+
+from ._jars import CONNECTOR_VERSION, ConnectorJarError, cache_dir, kafka_connector_jar
+
+JAVA_SRC = Path(__file__).parent / "java"
+DESERIALIZER_CLASS = "serdes.flink.KafkaRowDeserializationSchema"
+SERIALIZER_CLASS = "serdes.flink.KafkaRowSerializationSchema"
+
+
+def _pyflink_lib() -> Path:
+    import pyflink
+
+    return Path(pyflink.__file__).parent / "lib"
+
+
+def _sources() -> list[Path]:
+    return sorted(JAVA_SRC.rglob("*.java"))
+
+
+def shim_jar(connector_jar: str | os.PathLike | None = None) -> Path:
+    """Return the compiled shim jar, compiling it with ``javac`` if needed."""
+    connector = Path(connector_jar) if connector_jar else kafka_connector_jar()
+    h = hashlib.sha256()
+    for src in _sources():
+        h.update(src.name.encode())
+        h.update(src.read_bytes())
+    h.update(connector.name.encode())
+    import pyflink.version
+
+    h.update(pyflink.version.__version__.encode())
+    out = cache_dir() / "serdes-flink-shim" / f"serdes-flink-shim-{h.hexdigest()[:16]}.jar"
+    if out.is_file():
+        return out
+    javac = shutil.which("javac")
+    if javac is None:
+        raise ConnectorJarError(
+            "`javac` (a JDK 17+) is needed once to compile serdes' Kafka record shim; "
+            "install openjdk-17-jdk-headless."
+        )
+    classpath = [str(connector)] + [str(p) for p in sorted(_pyflink_lib().glob("flink-dist*.jar"))]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="serdes-shim-") as tmp:
+        cmd = [javac, "--release", "17", "-nowarn", "-d", tmp, "-cp", os.pathsep.join(classpath)]
+        cmd += [str(s) for s in _sources()]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise ConnectorJarError(
+                f"javac failed compiling the serdes Flink shim against {connector}:\n{proc.stderr}"
+            )
+        part = out.with_suffix(f".{os.getpid()}.tmp")
+        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: serdes\n\n")
+            for cls in Path(tmp).rglob("*.class"):
+                zf.write(cls, cls.relative_to(tmp).as_posix())
+        os.replace(part, out)
+    return out
+
+
+__all__ = ["shim_jar", "DESERIALIZER_CLASS", "SERIALIZER_CLASS", "CONNECTOR_VERSION"]

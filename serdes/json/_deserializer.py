@@ -1,0 +1,137 @@
+"""JSONDeserializer: confluent-kafka's constructor and call, with per-schema compiled decoders."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import orjson
+from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.common.json_schema import _json_loads
+from confluent_kafka.schema_registry.json_schema import JSONDeserializer as _ConfluentJSONDeserializer
+from confluent_kafka.serialization import SerializationContext
+
+from .._errors import CorruptPayloadError, RecordLocation, SerdesError
+from .._serde import Decoder, FastDeserializer
+from .._wire import Frame, parse_frame, parse_header_value
+from ._common import ValidatorCacheMixin
+
+__all__ = ["JSONDeserializer"]
+
+
+class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDeserializer):
+    """Decodes Confluent-framed JSON into dicts (or objects via ``from_dict``).
+
+    Same constructor arguments, configuration keys and defaults as
+    ``confluent_kafka.schema_registry.json_schema.JSONDeserializer``::
+
+        JSONDeserializer(schema_str, from_dict=None, schema_registry_client=None, conf=None,
+                         rule_conf=None, rule_registry=None, json_decode=None)
+
+    Validation (``validate``, default ``True``) is against the reader schema, as in
+    confluent-kafka: the latest subject version with ``use.latest.version``, else ``schema_str``,
+    else the writer schema from the registry. After the first record of a schema id, decoding is a
+    dict lookup, ``orjson.loads`` (or ``json_decode``) and the compiled jsonschema-rs validator.
+
+    Raises (from ``__call__``):
+        serdes.CorruptPayloadError: the payload is not JSON.
+        serdes.ValidationError: the document does not conform to the reader schema.
+        serdes.FramingError, serdes.UnknownSchemaError, serdes.RegistryUnavailableError: as for
+            every serdes deserializer.
+    """
+
+    _schema_type = "JSON"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._init_fast()
+
+    def _confluent_call(self, data: Any, ctx: Optional[SerializationContext]) -> Any:
+        return _ConfluentJSONDeserializer.__call__(self, data, ctx)
+
+    def _record_name(self, writer: Schema) -> Optional[str]:
+        parsed, _ = self._get_parsed_schema(writer)
+        return parsed.get("title") if isinstance(parsed, dict) else None
+
+    def _miss(self, data: Any, ctx: Optional[SerializationContext], key: Any, header_value: Any) -> Decoder:
+        if self._registry is not None or self._custom_id_deserializer:
+            return super()._miss(data, ctx, key, header_value)
+        # No registry client (confluent-kafka allows it with a schema_str): no writer schema lookup,
+        # the frame is only checked, the document is validated against schema_str.
+        loc = RecordLocation.from_ctx(ctx)
+        if header_value is not None:
+            frame = parse_header_value(header_value, False, loc)
+        else:
+            frame = parse_frame(data, False, loc)
+        dec = self._build_decoder(None, None, frame, ctx)
+        self._store(key, header_value, dec)
+        return dec
+
+    def _build_decoder(
+        self, writer: Optional[Schema], reader: Optional[Schema], frame: Frame, ctx: Optional[SerializationContext]
+    ) -> Decoder:
+        # the reader schema, as confluent-kafka picks it: latest version > schema_str > writer schema
+        if reader is not None:
+            schema: Optional[Schema] = reader
+            parsed, ref_registry = self._get_parsed_schema(reader)
+        elif self._schema is not None:
+            schema = self._schema
+            parsed, ref_registry = self._reader_schema, self._ref_registry
+        elif writer is not None:
+            schema = writer
+            parsed, ref_registry = self._get_parsed_schema(writer)
+        else:
+            schema, parsed, ref_registry = None, None, None
+        validator = None
+        if self._validate and schema is not None and parsed is not None and ref_registry is not None:
+            validator = self._get_validator(schema, parsed, ref_registry)
+        return _make_decoder(validator, self._from_dict, self._json_decode, frame.schema_id)
+
+
+def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: Any) -> Decoder:
+    loads = orjson.loads if (json_decode is None or json_decode is _json_loads) else json_decode
+
+    def corrupt(e: Exception, data: Any, offset: int, ctx: Optional[SerializationContext]) -> CorruptPayloadError:
+        return CorruptPayloadError(
+            f"payload of {len(data) - offset} bytes is not valid JSON: {type(e).__name__}: {e}",
+            RecordLocation.from_ctx(ctx),
+            schema_id,
+        )
+
+    def invalid(obj: Any, ctx: Optional[SerializationContext]) -> SerdesError:
+        if validator.check(obj):  # pragma: no cover - only if jsonschema-rs could not read the value
+            return None  # type: ignore[return-value]
+        err = validator.error(obj)
+        err.schema_id = schema_id
+        return err.at(topic=getattr(ctx, "topic", None), field=getattr(ctx, "field", None))
+
+    if validator is None:
+        def decode_nv(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+            try:
+                obj = loads(data[offset:] if offset else data)
+            except Exception as e:
+                raise corrupt(e, data, offset, ctx) from e
+            if from_dict is not None:
+                return from_dict(obj, ctx)
+            return obj
+        return decode_nv
+
+    is_valid = validator.is_valid
+
+    def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+        try:
+            obj = loads(data[offset:] if offset else data)
+        except Exception as e:
+            raise corrupt(e, data, offset, ctx) from e
+        try:
+            ok = is_valid(obj)
+        except Exception:
+            ok = False
+        if not ok:
+            err = invalid(obj, ctx)
+            if err is not None:
+                raise err
+        if from_dict is not None:
+            return from_dict(obj, ctx)
+        return obj
+
+    return decode

@@ -1,0 +1,146 @@
+"""JSONSerializer: confluent-kafka's constructor and call, with a cached encoder per subject."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+import orjson
+from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.common.json_schema import _json_dumps
+from confluent_kafka.schema_registry.json_schema import JSONSerializer as _ConfluentJSONSerializer
+from confluent_kafka.serialization import SerializationContext
+
+from .._errors import RecordLocation, SerdesError, ValidationError
+from .._serde import Encoder, FastSerializer
+from ._common import ValidatorCacheMixin
+
+__all__ = ["JSONSerializer"]
+
+
+class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializer):
+    """Encodes dicts (or objects via ``to_dict``) as Confluent-framed JSON.
+
+    Same constructor arguments, configuration keys and defaults as
+    ``confluent_kafka.schema_registry.json_schema.JSONSerializer``::
+
+        JSONSerializer(schema_str, schema_registry_client, to_dict=None, conf=None,
+                       rule_conf=None, rule_registry=None, json_encode=None)
+
+    Per record (after the first of a ``(topic, field)``): ``to_dict`` -> validate (``validate``,
+    default ``True``) with the compiled jsonschema-rs validator -> ``orjson.dumps`` (or
+    ``json_encode``) -> frame prefix + bytes. The payload bytes are what confluent-kafka 2.16 writes
+    (it also encodes with orjson, compact JSON).
+
+    Raises (from ``__call__``):
+        serdes.ValidationError: the value does not conform to the schema (message has the JSON path),
+            or cannot be encoded as JSON.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._init_fast()
+
+    def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
+        try:
+            return _ConfluentJSONSerializer.__call__(self, obj, ctx)
+        except SerdesError:
+            raise
+        except TypeError as e:
+            if type(e).__name__ == "JSONEncodeError":
+                raise ValidationError(f"value cannot be encoded as JSON: {e}", RecordLocation.from_ctx(ctx)) from e
+            raise
+
+    def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
+        if written_with is not None:
+            schema = written_with
+            parsed, ref_registry = self._get_parsed_schema(written_with)
+        else:
+            schema = self._schema
+            parsed, ref_registry = self._parsed_schema, self._ref_registry
+        validator = None
+        if self._validate and schema is not None and parsed is not None and ref_registry is not None:
+            validator = self._get_validator(schema, parsed, ref_registry)
+        sid = _schema_id_of(prefix)
+        return _make_encoder(prefix, validator, self._to_dict, self._json_encode, sid)
+
+
+def _schema_id_of(prefix: bytes) -> Any:
+    if len(prefix) >= 5 and prefix[0] == 0:
+        return int.from_bytes(prefix[1:5], "big")
+    if len(prefix) >= 17 and prefix[0] == 1:
+        import uuid
+
+        return uuid.UUID(bytes=bytes(prefix[1:17]))
+    return None
+
+
+def _make_encoder(
+    prefix: bytes,
+    validator: Any,
+    to_dict: Optional[Callable[[Any, Any], Any]],
+    json_encode: Optional[Callable[[Any], Any]],
+    schema_id: Any,
+) -> Encoder:
+    default_codec = json_encode is None or json_encode is _json_dumps
+    dumps = orjson.dumps
+
+    def slow(value: Any, ctx: Optional[SerializationContext]) -> bytes:
+        """Every check, typed errors: runs when the fast path did not return."""
+        try:
+            if validator is not None and not validator.check(value):
+                raise validator.error(value)
+            try:
+                if default_codec:
+                    payload = dumps(value)
+                else:
+                    payload = json_encode(value)  # type: ignore[misc]
+                    if isinstance(payload, str):
+                        payload = payload.encode("utf8")
+            except (TypeError, ValueError, OverflowError) as e:
+                raise ValidationError(f"value cannot be encoded as JSON: {type(e).__name__}: {e}") from e
+            return prefix + payload
+        except SerdesError as e:
+            if e.schema_id is None:
+                e.schema_id = schema_id
+            raise e.at(topic=getattr(ctx, "topic", None), field=getattr(ctx, "field", None))
+
+    if not default_codec:
+        return slow  # a user codec: keep every check explicit
+
+    if validator is None:
+        if to_dict is None:
+            def encode_nv(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+                try:
+                    return prefix + dumps(obj)
+                except Exception:
+                    return slow(obj, ctx)
+            return encode_nv
+
+        def encode_nv_td(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+            value = to_dict(obj, ctx)
+            try:
+                return prefix + dumps(value)
+            except Exception:
+                return slow(value, ctx)
+        return encode_nv_td
+
+    is_valid = validator.is_valid
+    if to_dict is None:
+        def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+            try:
+                if is_valid(obj):
+                    return prefix + dumps(obj)
+            except Exception:
+                pass
+            return slow(obj, ctx)
+        return encode
+
+    def encode_td(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+        value = to_dict(obj, ctx)
+        try:
+            if is_valid(value):
+                return prefix + dumps(value)
+        except Exception:
+            pass
+        return slow(value, ctx)
+    return encode_td

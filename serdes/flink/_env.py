@@ -23,6 +23,21 @@ def _serdes_needs_shipping() -> Optional[Path]:
     return pkg
 
 
+def _shipping_root(pkg: Path) -> Path:
+    """A directory whose only child is a copy of the serdes package.
+
+    ``add_python_file(dir)`` puts ``dir`` itself on the workers' ``sys.path``; shipping the
+    package directory directly would make ``serdes/avro`` importable as a top-level ``avro``
+    and shadow the real one, so ship a wrapper directory instead.
+    """
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="serdes-pyfiles-"))
+    shutil.copytree(pkg, root / "serdes", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "java"))
+    return root
+
+
 def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: bool = True):
     """Prepare a ``StreamExecutionEnvironment`` for serdes' Kafka sources/sinks.
 
@@ -43,7 +58,7 @@ def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: 
     if ship_serdes:
         pkg = _serdes_needs_shipping()
         if pkg is not None:
-            env.add_python_file(str(pkg))
+            env.add_python_file(str(_shipping_root(pkg)))
     setattr(env, _CONFIGURED_ATTR, True)
     return env
 
@@ -71,3 +86,15 @@ def create_env(
     if not chaining:
         env.disable_operator_chaining()
     return configure(env, connector_jar)
+
+
+def from_sequence(env, start: int, end: int, name: str = "sequence"):
+    """A bounded DataStream of longs ``start..end`` (inclusive) from Flink's NumberSequenceSource.
+
+    (``env.from_collection`` of byte arrays fails and ``execute_and_collect`` is slow; generate
+    volume from a sequence instead.)
+    """
+    from pyflink.common import Types, WatermarkStrategy
+    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
+
+    return env.from_source(NumberSequenceSource(start, end), WatermarkStrategy.no_watermarks(), name, Types.LONG())

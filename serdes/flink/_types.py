@@ -184,8 +184,22 @@ def get_typed_state(runtime_context, descriptor):
     """``runtime_context.get_state`` that understands :class:`ProtobufValueStateDescriptor`."""
     raw = runtime_context.get_state(descriptor)
     if isinstance(descriptor, ProtobufValueStateDescriptor):
+        _fix_embedded_bytes_state(raw)
         return CodecValueState(raw, descriptor._dec, descriptor._enc)
     return raw
+
+
+def _fix_embedded_bytes_state(state) -> None:
+    """Thread mode (pemja) converts ``byte[]`` state with an ``ArrayDataConverter``: a tuple of
+    ints per value, and ``value()`` of an empty state raises ``TypeError`` (PyFlink 2.2.1).
+    pemja already maps ``byte[]`` <-> ``bytes``, so use the identity converter instead."""
+    conv = getattr(state, "_value_converter", None)
+    if conv is None:
+        return
+    from pyflink.fn_execution.embedded.converters import ArrayDataConverter, IdentityDataConverter
+
+    if isinstance(conv, ArrayDataConverter):
+        state._value_converter = IdentityDataConverter()
 
 
 class _TypedRuntimeContext:

@@ -1,0 +1,65 @@
+"""ProtobufSerializer: confluent-kafka's constructor and call, then a cached prefix + SerializeToString."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as _ConfluentProtobufSerializer
+from confluent_kafka.serialization import SerializationContext
+from google.protobuf.message import EncodeError
+
+from .._errors import RecordLocation, ValidationError
+from .._serde import Encoder, FastSerializer
+
+__all__ = ["ProtobufSerializer", "WrongMessageTypeError"]
+
+
+class WrongMessageTypeError(ValidationError, ValueError):
+    """The value is not an instance of the serializer's message class (a ``ValueError`` too, as
+    confluent-kafka raises)."""
+
+
+class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
+    """Encodes Protobuf messages with Confluent Schema Registry framing.
+
+    Same constructor arguments (``msg_type, schema_registry_client, conf=None, rule_conf=None,
+    rule_registry=None``), configuration keys and defaults as
+    ``confluent_kafka.schema_registry.protobuf.ProtobufSerializer``. The first record of each
+    ``(topic, field)`` goes through confluent-kafka (subject resolution, reference registration,
+    schema registration/lookup); the frame it wrote -- magic byte, id or GUID, message indexes --
+    becomes a cached prefix, and later records are ``prefix + msg.SerializeToString()``.
+    """
+
+    _protobuf = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._init_fast()
+
+    def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
+        if obj is not None and not isinstance(obj, self._msg_class):
+            raise self._wrong_type(obj, ctx)
+        return _ConfluentProtobufSerializer.__call__(self, obj, ctx)
+
+    def _wrong_type(self, obj: Any, ctx: Optional[SerializationContext]) -> WrongMessageTypeError:
+        return WrongMessageTypeError(
+            f"message must be of type {self._msg_class} not {type(obj)}", RecordLocation.from_ctx(ctx)
+        )
+
+    def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
+        # With use.latest.version / use.schema.id confluent-kafka still serializes the caller's
+        # message as is (the registry schema only matters for rules, which are delegated), so the
+        # payload is the same; only the prefix (id, indexes) comes from that schema.
+        msg_class = self._msg_class
+        wrong_type = self._wrong_type
+
+        def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+            if obj.__class__ is not msg_class and not isinstance(obj, msg_class):
+                raise wrong_type(obj, ctx)
+            try:
+                return prefix + obj.SerializeToString()
+            except EncodeError as e:  # proto2 message with required fields unset
+                raise ValidationError(f"cannot serialize {msg_class.DESCRIPTOR.full_name}: {e}", RecordLocation.from_ctx(ctx)) from e
+
+        return encode

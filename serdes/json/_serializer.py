@@ -43,7 +43,9 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
         try:
             return _ConfluentJSONSerializer.__call__(self, obj, ctx)
-        except SerdesError:
+        except SerdesError as e:
+            if ctx is not None and e.location.topic is None:
+                e.at(topic=ctx.topic, field=ctx.field)
             raise
         except TypeError as e:
             if type(e).__name__ == "JSONEncodeError":

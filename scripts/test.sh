@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite (unit + integration + PyFlink): `bash scripts/test.sh [pytest args]`.
+# Installs the package if needed, fetches Kafka + Apicurio Registry into ~/.cache/serdes
+# (nothing is downloaded into the repo), then runs `python -m pytest`; the fixtures start
+# and stop the servers.  pytest's exit code 5 ("no tests collected") counts as a failure.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PY="${PYTHON:-python}"
+if ! "$PY" -c 'import serdes.testing, pytest, pytest_timeout, hypothesis' 2>/dev/null; then
+    echo "== installing serdes[test,flink]"
+    "$PY" -m pip install -e '.[test,flink]'
+fi
+
+echo "== fetching test servers (cached after the first run)"
+"$PY" -m serdes.testing fetch
+
+echo "== python -m pytest $*"
+set +e
+"$PY" -m pytest --timeout="${SERDES_TEST_TIMEOUT:-900}" "$@"
+rc=$?
+set -e
+if [[ $rc -eq 5 ]]; then
+    echo "pytest collected no tests: treating as a failure" >&2
+    exit 1
+fi
+exit $rc

@@ -1,0 +1,37 @@
+"""Test/demo infrastructure: a local Kafka broker and a Confluent-compatible
+schema registry (Apicurio Registry 3, ``/apis/ccompat/v7``) as java processes.
+
+    from serdes.testing import local_servers
+    with local_servers() as s:
+        s.bootstrap_servers   # "127.0.0.1:PORT"
+        s.registry_url        # "http://127.0.0.1:PORT/apis/ccompat/v7"
+
+CLI: ``python -m serdes.testing fetch`` / ``python -m serdes.testing run``.
+Pure stdlib + confluent-kafka; needs ``java`` (17+) and ``mvn`` on PATH.
+"""
+
+from ._maven import MissingToolError, find_java, cache_dir, fetch_all, fetch_apicurio, fetch_kafka, missing_tools
+from ._servers import (
+    LocalKafka,
+    LocalRegistry,
+    LocalServers,
+    ServerStartError,
+    free_port,
+    local_servers,
+)
+
+__all__ = [
+    "LocalKafka",
+    "LocalRegistry",
+    "LocalServers",
+    "MissingToolError",
+    "ServerStartError",
+    "cache_dir",
+    "fetch_all",
+    "find_java",
+    "fetch_apicurio",
+    "fetch_kafka",
+    "free_port",
+    "local_servers",
+    "missing_tools",
+]

@@ -1,0 +1,72 @@
+"""pytest fixtures for tests that need a Kafka broker and a schema registry.
+
+Loaded by ``tests/conftest.py`` (``pytest_plugins``).  Servers start lazily,
+once per session, only when a test asks for one of these fixtures.
+
+* ``kafka_bootstrap`` (str)  – ``host:port`` for confluent-kafka clients
+* ``registry_url`` (str)     – Confluent-compatible Schema Registry URL
+* ``servers``                – :class:`serdes.testing._backends.TestServers`
+  (``.bootstrap_servers``, ``.registry_url``, ``.backend``,
+  ``.can_restart_registry``, ``.stop_registry()``, ``.start_registry()``)
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from . import _backends
+from ._maven import MissingToolError
+
+
+def pytest_report_header(config):
+    try:
+        sel = _backends.select_backend()
+        return f"serdes integration backend: {_backends.describe(sel)}"
+    except Exception as exc:  # pragma: no cover - header must never break the run
+        return f"serdes integration backend: <error: {exc}>"
+
+
+@pytest.fixture(scope="session")
+def _serdes_servers():
+    selection = _backends.select_backend()
+    problem = None
+    try:
+        servers = _backends.make_test_servers(selection)
+    except MissingToolError as exc:
+        problem = str(exc)
+    if problem is not None:
+        pytest.fail(
+            f"integration tests need the local servers but: {problem}  "
+            "(deselect them with -m 'not integration', or set SERDES_TEST_BOOTSTRAP/"
+            "SERDES_TEST_REGISTRY_URL)",
+            pytrace=False,
+        )
+    t0 = time.monotonic()
+    servers.start()
+    servers.startup_seconds = time.monotonic() - t0
+    try:
+        yield servers
+    finally:
+        servers.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(_serdes_servers) -> str:
+    return _serdes_servers.bootstrap_servers
+
+
+@pytest.fixture(scope="session")
+def registry_url(_serdes_servers) -> str:
+    return _serdes_servers.registry_url
+
+
+@pytest.fixture
+def servers(_serdes_servers):
+    """The session's servers; if a test stopped the registry, it is restarted afterwards."""
+    yield _serdes_servers
+    if _serdes_servers.can_restart_registry and not getattr(
+        _serdes_servers, "registry_running", True
+    ):
+        _serdes_servers.start_registry()

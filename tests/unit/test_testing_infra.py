@@ -1,0 +1,66 @@
+"""serdes.testing without servers: backend selection, tool checks, config generation."""
+
+import pytest
+
+from serdes.testing import MissingToolError, _backends, _maven
+from serdes.testing._servers import LocalKafka, LocalRegistry, _kafka_uuid, free_port
+
+
+@pytest.fixture
+def clean_env(monkeypatch):
+    for var in ("SERDES_TEST_BACKEND", "SERDES_TEST_BOOTSTRAP", "SERDES_TEST_REGISTRY_URL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setattr(_backends, "docker_available", lambda: False)
+    return monkeypatch
+
+
+def test_external_backend_when_both_env_vars_set(clean_env):
+    clean_env.setenv("SERDES_TEST_BOOTSTRAP", "127.0.0.1:9092")
+    clean_env.setenv("SERDES_TEST_REGISTRY_URL", "http://127.0.0.1:8081/")
+    assert _backends.select_backend().backend == "external"
+    servers = _backends.make_test_servers()
+    assert servers.registry_url == "http://127.0.0.1:8081"
+    assert not servers.can_restart_registry
+
+
+def test_local_is_the_fallback_and_docker_is_preferred(clean_env):
+    assert _backends.select_backend().backend == "local"
+    clean_env.setattr(_backends, "docker_available", lambda: True)
+    assert _backends.select_backend().backend == "docker"
+    clean_env.setenv("SERDES_TEST_BACKEND", "local")
+    assert _backends.select_backend().backend == "local"
+
+
+def test_bad_backend_name(clean_env):
+    clean_env.setenv("SERDES_TEST_BACKEND", "kubernetes")
+    with pytest.raises(ValueError, match="local, docker, external"):
+        _backends.select_backend()
+
+
+def test_missing_maven_is_named(clean_env):
+    real_which = _maven.shutil.which
+    clean_env.setattr(_maven.shutil, "which", lambda n: None if n == "mvn" else real_which(n))
+    with pytest.raises(MissingToolError, match="`mvn`"):
+        _backends.make_test_servers(_backends.Selection("local", "test"))
+
+
+def test_cache_dir_override(clean_env, tmp_path):
+    clean_env.setenv("SERDES_CACHE_DIR", str(tmp_path))
+    assert _maven.kafka_lib_dir("4.1.1") == tmp_path / "kafka-2.13-4.1.1" / "lib"
+
+
+def test_kafka_cluster_id_format():
+    import uuid
+
+    cid = _kafka_uuid(uuid.uuid4())
+    assert len(cid) == 22 and "=" not in cid
+
+
+def test_server_objects_need_no_process(tmp_path):
+    kafka = LocalKafka(port=free_port(), workdir=tmp_path / "k")
+    registry = LocalRegistry(port=free_port(), workdir=tmp_path / "r")
+    assert kafka.bootstrap_servers.startswith("127.0.0.1:")
+    assert registry.url.endswith("/apis/ccompat/v7")
+    assert not kafka.running and not registry.running
+    kafka.stop()  # stopping a never-started server is a no-op
+    registry.stop()

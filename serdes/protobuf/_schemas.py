@@ -73,7 +73,9 @@ def _looks_like_proto_source(text: str) -> bool:
     return any(tok in text for tok in (";", "{", "syntax", "message ", "enum "))
 
 
-def schema_to_file_proto(name: Optional[str], schema_str: str) -> FileDescriptorProto:
+def schema_to_file_proto(
+    name: Optional[str], schema_str: str, deps: Optional[Dict[str, FileDescriptorProto]] = None
+) -> FileDescriptorProto:
     """Turn registry schema text (base64 descriptor, ``.proto`` source or raw bytes) into a
     ``FileDescriptorProto``; ``name`` (the import path) replaces the file name when given."""
     fdp = FileDescriptorProto()
@@ -90,7 +92,7 @@ def schema_to_file_proto(name: Optional[str], schema_str: str) -> FileDescriptor
         if _looks_like_proto_source(s) and not _is_raw_descriptor(s):
             from ._proto_text import parse_proto
 
-            fdp = parse_proto(schema_str, name or "default.proto")
+            fdp = parse_proto(schema_str, name or "default.proto", deps)
         else:
             try:
                 fdp.ParseFromString(schema_str.encode("latin-1"))
@@ -190,10 +192,10 @@ def build_pool(
                 raise SchemaMismatchError(f"schema references {ref.name!r} but there is no registry client", location, schema_id)
             registered = fetch_version(registry, ref.subject, ref.version, location)
             collect(registered.schema, visiting)
-            protos[ref.name] = _parse(ref.name, registered.schema.schema_str, location, schema_id)
+            protos[ref.name] = _parse(ref.name, registered.schema.schema_str, location, schema_id, protos)
 
     collect(schema, set())
-    root = _parse(None, schema.schema_str, location, schema_id)
+    root = _parse(None, schema.schema_str, location, schema_id, protos)
     if root.name in protos:
         root.name = "default.proto"
     pool = descriptor_pool.DescriptorPool()
@@ -231,11 +233,17 @@ def _in_default_pool(name: str) -> bool:
         return False
 
 
-def _parse(name: Optional[str], schema_str: Optional[str], location: Optional[RecordLocation], schema_id: Any) -> FileDescriptorProto:
+def _parse(
+    name: Optional[str],
+    schema_str: Optional[str],
+    location: Optional[RecordLocation],
+    schema_id: Any,
+    deps: Optional[Dict[str, FileDescriptorProto]] = None,
+) -> FileDescriptorProto:
     if schema_str is None:
         raise SchemaMismatchError(f"registry returned no schema text for {name or 'the writer schema'}", location, schema_id)
     try:
-        return schema_to_file_proto(name, schema_str)
+        return schema_to_file_proto(name, schema_str, deps)
     except SchemaMismatchError as e:
         if e.location.topic is None and location is not None:
             e.location = location

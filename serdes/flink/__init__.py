@@ -60,3 +60,5 @@ from ._types import (
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]
+from ._execute import FlinkJobError, execute, find_record_error  # noqa: E402
+__all__ += ["FlinkJobError", "execute", "find_record_error"]

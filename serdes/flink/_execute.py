@@ -1,0 +1,53 @@
+"""Run a job and surface serdes' typed decode errors from the Java exception chain."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+# "serdes._errors.InvalidMagicByteError: unknown magic byte 0x07 (topic='t', field=value, partition=0, offset=5)"
+_ERR_LINE = re.compile(
+    r"(?:^|\s)(?P<qual>(?:[\w]+\.)*(?P<type>\w+(?:Error|Exception))): (?P<msg>[^\n]*?\btopic='[^']*'[^\n]*?offset=\d+[^\n]*)"
+)
+_COORDS = re.compile(r"topic='(?P<topic>[^']*)'.*?partition=(?P<partition>\d+).*?offset=(?P<offset>\d+)")
+
+
+class FlinkJobError(RuntimeError):
+    """A Flink job failed because a record could not be decoded/encoded.
+
+    Carries the serdes error type name, its message and the record's coordinates parsed from
+    the job's failure cause (the original exception object lives in the Python worker).
+    """
+
+    def __init__(self, message: str, error_type: str, topic: Optional[str], partition: Optional[int],
+                 offset: Optional[int], cause_text: str = "") -> None:
+        super().__init__(message)
+        self.error_type = error_type
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.cause_text = cause_text
+
+
+def find_record_error(text: str) -> Optional[FlinkJobError]:
+    """Parse the first serdes record error out of a (Java) failure text."""
+    m = _ERR_LINE.search(text)
+    if m is None:
+        return None
+    msg = m.group("msg").strip()
+    c = _COORDS.search(msg)
+    topic = c.group("topic") if c else None
+    partition = int(c.group("partition")) if c else None
+    offset = int(c.group("offset")) if c else None
+    return FlinkJobError(f"{m.group('type')}: {msg}", m.group("type"), topic, partition, offset, text)
+
+
+def execute(env, job_name: str = "serdes job"):
+    """``env.execute(job_name)``; a failure caused by a bad record raises :class:`FlinkJobError`."""
+    try:
+        return env.execute(job_name)
+    except Exception as exc:  # Py4JJavaError and friends
+        err = find_record_error(str(exc))
+        if err is None:
+            raise
+        raise err from exc

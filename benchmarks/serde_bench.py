@@ -96,7 +96,8 @@ class Lane:
     inputs: List[Any] = field(default_factory=list)  # the pool of distinct inputs
     error: Optional[str] = None
     n_records: int = 0
-    samples_ns: List[float] = field(default_factory=list)  # ns/record, one per repeat
+    samples_ns: List[float] = field(default_factory=list)  # wall ns/record, one per repeat
+    cpu_samples_ns: List[float] = field(default_factory=list)  # process CPU ns/record, same repeats
 
     @property
     def available(self) -> bool:
@@ -301,24 +302,36 @@ def _check(g: Group, recs: List[Any], framed: List[bytes], bare: List[bytes], co
 # --------------------------------------------------------------------------------------------------
 # timing
 # --------------------------------------------------------------------------------------------------
-def _run_once(fn: Call, inputs: List[Any], ctx: Any, _perf: Callable[[], int] = time.perf_counter_ns) -> int:
+def _run_once(
+    fn: Call,
+    inputs: List[Any],
+    ctx: Any,
+    _perf: Callable[[], int] = time.perf_counter_ns,
+    _cpu: Callable[[], int] = time.process_time_ns,
+) -> Tuple[int, int]:
+    c0 = _cpu()
     t0 = _perf()
     for x in inputs:
         fn(x, ctx)
-    return _perf() - t0
+    t1 = _perf()
+    return t1 - t0, _cpu() - c0
 
 
-def _timed(fn: Call, inputs: List[Any], ctx: Any) -> float:
-    """ns/record over ``inputs``, GC off while timing (as ``timeit`` does)."""
+def _timed2(fn: Call, inputs: List[Any], ctx: Any) -> Tuple[float, float]:
+    """(wall, process-CPU) ns/record over ``inputs``, GC off while timing (as ``timeit`` does)."""
     gc.collect()
     was = gc.isenabled()
     gc.disable()
     try:
-        elapsed = _run_once(fn, inputs, ctx)
+        wall, cpu = _run_once(fn, inputs, ctx)
     finally:
         if was:
             gc.enable()
-    return elapsed / len(inputs)
+    return wall / len(inputs), cpu / len(inputs)
+
+
+def _timed(fn: Call, inputs: List[Any], ctx: Any) -> float:
+    return _timed2(fn, inputs, ctx)[0]
 
 
 def _cycled(pool: List[Any], n: int) -> List[Any]:
@@ -365,7 +378,9 @@ def run_benchmark(groups: List[Group], repeats: int, target_s: float, fixed_n: O
                 continue
             k = r % len(lanes)
             for lane in lanes[k:] + lanes[:k]:
-                lane.samples_ns.append(_timed(lane.fn, lane.inputs, g.ctx))  # type: ignore[arg-type]
+                wall, cpu = _timed2(lane.fn, lane.inputs, g.ctx)  # type: ignore[arg-type]
+                lane.samples_ns.append(wall)
+                lane.cpu_samples_ns.append(cpu)
         log(f"  repeat {r + 1}/{repeats} took {time.perf_counter() - t0:.1f}s")
 
 
@@ -454,6 +469,8 @@ def _lane_stats(lane: Lane) -> Dict[str, Any]:
             q1_ns=q[0],
             q3_ns=q[2],
             samples_ns=lane.samples_ns,
+            cpu_median_ns=statistics.median(lane.cpu_samples_ns) if lane.cpu_samples_ns else None,
+            cpu_samples_ns=lane.cpu_samples_ns,
         )
     return d
 
@@ -461,6 +478,12 @@ def _lane_stats(lane: Lane) -> Dict[str, Any]:
 def _ratio(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[float]:
     if a.get("median_ns") and b.get("median_ns"):
         return a["median_ns"] / b["median_ns"]
+    return None
+
+
+def _cpu_ratio(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[float]:
+    if a.get("cpu_median_ns") and b.get("cpu_median_ns"):
+        return a["cpu_median_ns"] / b["cpu_median_ns"]
     return None
 
 
@@ -489,6 +512,9 @@ def group_report(g: Group) -> Dict[str, Any]:
             "serdes/confluent": r_conf,
             "serdes/floor": r_floor,
             "confluent/floor": _ratio(lanes["confluent"], lanes["floor"]),
+            # the same ratios from process CPU time (not inflated by time the process was descheduled)
+            "cpu_serdes/confluent": _cpu_ratio(lanes["serdes"], lanes["confluent"]),
+            "cpu_serdes/floor": _cpu_ratio(lanes["serdes"], lanes["floor"]),
             "paired_serdes/confluent": {"min": min(pc), "max": max(pc)} if pc else None,
             "paired_serdes/floor": {"min": min(pf), "max": max(pf)} if pf else None,
         },
@@ -536,7 +562,10 @@ def markdown_table(report: Dict[str, Any]) -> str:
         f"Median ns/record over {cfg['repeats']} interleaved repeats (min–max in brackets), "
         f"~{cfg['target_time_s']} s per repeat per lane{' (fixed ' + str(cfg['records']) + ' records)' if cfg.get('records') else ''}; "
         "lower is better. Ratios are medians of the same process. "
-        "Floors have no registry framing. Target = ours/confluent, then ours/floor.",
+        "Floors have no registry framing. Target = ours/confluent, then ours/floor."
+        + (f" 1-min load average {env['loadavg'][0]:.1f} at start, {env['loadavg_end'][0]:.1f} at end "
+           f"(2.0 = both cores busy); run took {cfg['wall_time_s']} s."
+           if env.get("loadavg") and env.get("loadavg_end") else ""),
         "",
         "| format | size | direction | ours ns | confluent ns | floor ns | ours/confluent | ours/floor | target | met? |",
         "|---|---|---|---:|---:|---:|---:|---:|---|---|",
@@ -706,6 +735,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         "results": [group_report(g) for g in groups],
     }
     report["config"]["wall_time_s"] = round(time.perf_counter() - t_start, 1)
+    report["environment"]["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
     os.makedirs(a.out_dir, exist_ok=True)
     with open(os.path.join(a.out_dir, "serde.json"), "w") as f:
         json.dump(report, f, indent=1, default=str)

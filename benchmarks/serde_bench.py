@@ -676,6 +676,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
     p.add_argument("--no-png", action="store_true", help="skip the chart")
     p.add_argument("--quiet", action="store_true")
+    p.add_argument("--from-json", metavar="PATH",
+                   help="no run: rewrite serde.md / serde.png (and --update-docs) from an existing serde.json")
     p.add_argument("--update-docs", action="store_true",
                    help=f"also copy the table into {os.path.relpath(DOCS_PATH, REPO_ROOT)} (between its markers)")
     a = p.parse_args(argv)
@@ -690,6 +692,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     a = parse_args(argv)
     log = (lambda s: None) if a.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    if a.from_json:
+        with open(a.from_json) as f:
+            report = json.load(f)
+        write_outputs(report, a, write_json=os.path.abspath(a.from_json) != os.path.abspath(os.path.join(a.out_dir, "serde.json")))
+        return report
     from confluent_kafka.schema_registry import SchemaRegistryClient
 
     registry = SchemaRegistryClient.new_client({"url": "mock://serdes-bench"})
@@ -736,10 +743,16 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     }
     report["config"]["wall_time_s"] = round(time.perf_counter() - t_start, 1)
     report["environment"]["loadavg_end"] = list(os.getloadavg()) if hasattr(os, "getloadavg") else None
+    write_outputs(report, a)
+    return report
+
+
+def write_outputs(report: Dict[str, Any], a: argparse.Namespace, write_json: bool = True) -> None:
     os.makedirs(a.out_dir, exist_ok=True)
-    with open(os.path.join(a.out_dir, "serde.json"), "w") as f:
-        json.dump(report, f, indent=1, default=str)
-        f.write("\n")
+    if write_json:
+        with open(os.path.join(a.out_dir, "serde.json"), "w") as f:
+            json.dump(report, f, indent=1, default=str)
+            f.write("\n")
     md = markdown_table(report)
     with open(os.path.join(a.out_dir, "serde.md"), "w") as f:
         f.write(md)
@@ -749,7 +762,6 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
         update_docs(md)
     if not a.quiet:
         print(md)
-    return report
 
 
 def update_docs(md: str, path: str = DOCS_PATH) -> None:

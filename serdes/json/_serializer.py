@@ -7,10 +7,11 @@ from typing import Any, Callable, Optional
 import orjson
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.common.json_schema import _json_dumps
+from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as _ConfluentJSONSerializer
 from confluent_kafka.serialization import SerializationContext
 
-from .._errors import RecordLocation, SerdesError, ValidationError
+from .._errors import RecordLocation, SchemaMismatchError, SerdesError, ValidationError
 from .._serde import Encoder, FastSerializer
 from ._common import ValidatorCacheMixin
 
@@ -34,6 +35,9 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
     Raises (from ``__call__``):
         serdes.ValidationError: the value does not conform to the schema (message has the JSON path),
             or cannot be encoded as JSON.
+        serdes.SchemaMismatchError: auto-registration was refused (HTTP 409: incompatible with the
+            subject's compatibility rule), or the schema is not a valid JSON Schema.
+        serdes.UnknownSchemaError, serdes.RegistryUnavailableError: as for every serdes serializer.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -46,6 +50,14 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         except SerdesError as e:
             if ctx is not None and e.location.topic is None:
                 e.at(topic=ctx.topic, field=ctx.field)
+            raise
+        except SchemaRegistryError as e:
+            if e.http_status_code == 409:
+                # the registry refuses to register the schema under the subject (compatibility rule)
+                raise SchemaMismatchError(
+                    f"the registry rejected the schema as incompatible with the subject's versions: {e.error_message}",
+                    RecordLocation.from_ctx(ctx),
+                ) from e
             raise
         except TypeError as e:
             if type(e).__name__ == "JSONEncodeError":

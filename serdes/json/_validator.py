@@ -12,8 +12,9 @@ the same semantics:
 * ``validate_formats=False`` (``format`` is not asserted, as in confluent-kafka);
 * the schema's references (``Schema.references``, resolved recursively from the registry by
   confluent-kafka's ``_resolve_named_schema``) become a ``jsonschema_rs.Registry`` under the same
-  names, with draft 7 as the default dialect of a referenced schema without ``$schema``
-  (confluent-kafka's ``DEFAULT_SPEC``).
+  names; a referenced schema without ``$schema`` is read with the root schema's draft, which is
+  what ``jsonschema`` does in confluent-kafka (it keeps the root's validator class across a
+  ``$ref``; the resource's ``DEFAULT_SPEC`` of draft 7 only affects ``$id`` handling).
 
 Where jsonschema-rs cannot do the job, the validator is confluent-kafka's own ``jsonschema``
 validator with confluent-kafka's ``referencing.Registry``:
@@ -131,14 +132,38 @@ def _error(instance_path: List[Any], message: str, schema_path: List[Any]) -> Va
     return err
 
 
-def _rs_registry(ref_registry: Any) -> Optional[Any]:
-    """confluent-kafka's ``referencing.Registry`` (named references) as a ``jsonschema_rs.Registry``."""
+_DRAFTS = (
+    ("draft-04", jsonschema_rs.Draft4),
+    ("draft-06", jsonschema_rs.Draft6),
+    ("draft-07", jsonschema_rs.Draft7),
+    ("draft/2019-09", jsonschema_rs.Draft201909),
+    ("draft/2020-12", jsonschema_rs.Draft202012),
+)
+
+
+def _root_draft(parsed: Any) -> int:
+    """The draft ``jsonschema.validators.validator_for`` picks for the root: ``$schema``, else 2020-12."""
+    uri = parsed.get("$schema") if isinstance(parsed, dict) else None
+    if isinstance(uri, str):
+        for marker, draft in _DRAFTS:
+            if marker in uri:
+                return draft
+    return jsonschema_rs.Draft202012
+
+
+def _rs_registry(ref_registry: Any, parsed: Any) -> Optional[Any]:
+    """confluent-kafka's ``referencing.Registry`` (named references) as a ``jsonschema_rs.Registry``.
+
+    The ``jsonschema`` validator confluent-kafka builds evaluates a referenced schema with the
+    root's validator class (the root's draft), whatever ``DEFAULT_SPEC`` its resource was
+    registered with; so the referenced schemas default to the root's draft here too.
+    """
     if ref_registry is None:
         return None
     resources = [(uri, ref_registry[uri].contents) for uri in ref_registry]
     if not resources:
         return None
-    return jsonschema_rs.Registry(resources, draft=jsonschema_rs.Draft7)
+    return jsonschema_rs.Registry(resources, draft=_root_draft(parsed))
 
 
 def _python_factory(parsed: Any, ref_registry: Any) -> Callable[[], Any]:
@@ -172,7 +197,7 @@ def compile_validator(parsed: Any, ref_registry: Any = None, backend: Optional[s
     rs = None
     if backend in (None, "jsonschema-rs"):
         try:
-            rs = jsonschema_rs.validator_for(parsed, registry=_rs_registry(ref_registry), validate_formats=False)
+            rs = jsonschema_rs.validator_for(parsed, registry=_rs_registry(ref_registry, parsed), validate_formats=False)
         except Exception as e:  # noqa: BLE001 - any failure means "use confluent-kafka's validator"
             if backend == "jsonschema-rs":
                 raise SchemaMismatchError(f"jsonschema-rs cannot compile the schema: {_shorten(str(e))}") from e

@@ -24,8 +24,8 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
 from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError, SerdesError, TruncatedFrameError
-from .._serde import Decoder, FastDeserializer
-from .._wire import Frame, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
+from .._serde import Decoder, FastDeserializer, _wrap_unexpected
+from .._wire import Frame, frame_prefix, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
 from ._schemas import build_pool, fetch_schema, first_message_name, message_at
 from ._todict import dict_converter
 
@@ -109,6 +109,52 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         self._fixed_class = fixed_class
         self._output = output
         self._init_fast()
+
+    # -- hot path -------------------------------------------------------------------------------
+    def __call__(self, data: Any, ctx: Optional[SerializationContext] = None) -> Any:
+        """Decode one framed record (same call as confluent-kafka's ProtobufDeserializer)."""
+        # Fast path for the common case -- magic 0 + 4-byte id, no schema-id header, no
+        # subject-dependent reader schema: one dict hit on the 5 frame bytes. A 5-byte key can
+        # only be a magic-0 frame (GUID keys are 17 bytes), so the hit is the whole check.
+        if data is not None and (ctx is None or not ctx.headers or not self._reads_headers):
+            try:
+                # magic 0 + id + message indexes [0]: the first 6 bytes pick the parser
+                parse = self._direct.get(data[:6])
+            except TypeError:  # unhashable (bytearray): the shared path copes
+                parse = None
+            if parse is not None:
+                try:
+                    return parse(data[6:])
+                except DecodeError as e:
+                    raise CorruptPayloadError(
+                        f"Protobuf payload of {len(data)} bytes does not parse: {e}",
+                        RecordLocation.from_ctx(ctx),
+                        int.from_bytes(data[1:5], "big"),
+                    ) from e
+            if self._plain_keys:
+                try:
+                    dec = self._decoders.get(data[:5])
+                except TypeError:
+                    dec = None
+                if dec is not None:
+                    try:
+                        return dec(data, 5, ctx)
+                    except SerdesError as e:
+                        raise _wrap_unexpected(e, data, ctx, None)
+                    except Exception as e:  # pragma: no cover - decoders raise typed errors
+                        raise _wrap_unexpected(e, data, ctx, None) from e
+        return FastDeserializer.__call__(self, data, ctx)
+
+    def _init_fast(self) -> None:
+        super()._init_fast()
+        self._plain_keys = not self._subject_keyed
+        # frame bytes (magic 0, id, indexes [0]) -> parse(payload): the root-message fast path
+        self._direct: Dict[bytes, Callable[[bytes], Any]] = {}
+
+    def clear_cache(self) -> None:
+        """Forget every compiled decoder (the registry client's own caches are left alone)."""
+        super().clear_cache()
+        self._direct.clear()
 
     # -- confluent-kafka delegation (schemas with rules, custom schema.id.deserializer) -----------
     def _confluent_call(self, data: Any, ctx: Optional[SerializationContext]) -> Any:
@@ -225,8 +271,10 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
             return parse_to_dict
 
-        def corrupt(e: Exception, data: Any, where: str) -> SerdesError:
-            return CorruptPayloadError(f"Protobuf payload of {len(data)} bytes {where} does not parse: {e}", loc, schema_id)
+        def corrupt(e: Exception, data: Any, where: str, ctx: Optional[SerializationContext]) -> SerdesError:
+            return CorruptPayloadError(
+                f"Protobuf payload of {len(data)} bytes {where} does not parse: {e}", RecordLocation.from_ctx(ctx), schema_id
+            )
 
         if frame.offset == 0:
             # Header framing: the indexes are in the header value (part of the cache key); the
@@ -237,37 +285,54 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                 try:
                     return parse_fixed(data)
                 except DecodeError as e:
-                    raise corrupt(e, data, "(header framing)") from e
+                    raise corrupt(e, data, "(header framing)", ctx) from e
 
             return decode_headered
 
         root_parse = finish(cls_of((0,)))
+        if self._plain_keys and isinstance(schema_id, int) and not self._custom_id_deserializer:
+            self._direct[frame_prefix(schema_id, [0])] = root_parse
         parsers: Dict[Tuple[int, ...], Callable[[bytes], Any]] = {(0,): root_parse}
 
-        def decode_indexed(data: Any, offset: int) -> Any:
+        # Non-root paths: a dict keyed by the raw index bytes, assuming one byte per index (count
+        # and indexes < 64, i.e. every real schema); the key's length comes from the count byte, so
+        # a hit is exactly a previously parsed and checked index array.
+        by_bytes: Dict[bytes, Callable[[bytes], Any]] = {}
+
+        def decode_indexed(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
             indexes, pos = decode_message_indexes(data, offset)
             key = tuple(indexes)
             parse = parsers.get(key)
             if parse is None:
                 parse = parsers[key] = finish(cls_of(key))
+            if pos == offset + 1 + len(indexes):
+                by_bytes[bytes(data[offset:pos])] = parse
             try:
                 return parse(data[pos:])
             except DecodeError as e:
-                raise corrupt(e, data, f"(message indexes {indexes})") from e
+                raise corrupt(e, data, f"(message indexes {indexes})", ctx) from e
 
         def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
             try:
                 first = data[offset]
             except IndexError:
                 raise TruncatedFrameError(
-                    f"record of {len(data)} bytes ends before the Protobuf message-index array", loc, schema_id
+                    f"record of {len(data)} bytes ends before the Protobuf message-index array",
+                    RecordLocation.from_ctx(ctx), schema_id,
                 ) from None
             if first == 0:  # message indexes [0]: the first message of the file
                 try:
                     return root_parse(data[offset + 1:])
                 except DecodeError as e:
-                    raise corrupt(e, data, "") from e
-            return decode_indexed(data, offset)
+                    raise corrupt(e, data, "", ctx) from e
+            end = offset + 1 + (first >> 1)
+            parse = by_bytes.get(data[offset:end])
+            if parse is not None:
+                try:
+                    return parse(data[end:])
+                except DecodeError as e:
+                    raise corrupt(e, data, "", ctx) from e
+            return decode_indexed(data, offset, ctx)
 
         return decode
 

@@ -16,6 +16,14 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 from serdes import flink as sf
 
+import sys  # noqa: E402
+
+import cloudpickle  # noqa: E402
+
+# The job's functions live in this test module, which the Flink workers cannot import
+# (thread mode runs in the JVM's embedded interpreter): ship them by value.
+cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
 pytestmark = [pytest.mark.flink, pytest.mark.integration, pytest.mark.timeout(300)]
 
 N = 120

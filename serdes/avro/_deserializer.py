@@ -10,9 +10,10 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer as _ConfluentA
 from confluent_kafka.serialization import SerializationContext
 from fastavro import schemaless_reader
 
-from .._errors import SchemaMismatchError
+from .._errors import CorruptPayloadError, SchemaMismatchError
 from .._serde import Decoder, FastDeserializer
 from .._wire import Frame
+from ._codegen import Unsupported, _is_raw_bytes, compile_decoder
 
 __all__ = ["AvroDeserializer"]
 
@@ -50,26 +51,49 @@ class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
             reader_parsed = self._reader_schema
         else:
             reader_parsed = None
-        return_record_name = self._return_record_name
-        from_dict = self._from_dict
-        if reader_parsed is not None:
-            from fastavro._read_common import SchemaResolutionError  # type: ignore
+        return compile_avro_decoder(
+            writer_parsed, reader_parsed, self._return_record_name, self._from_dict, frame.schema_id
+        )
 
-            try:
-                # fastavro resolves writer against reader lazily; force it once so a mismatch is a
-                # typed error on the first record, not a KeyError deep in a decode.
-                schemaless_reader(io.BytesIO(b""), writer_parsed, reader_parsed)
-            except SchemaResolutionError as e:
-                raise SchemaMismatchError(f"writer schema cannot be read with the reader schema: {e}") from e
-            except Exception:
-                pass
 
-        def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
-            fo = io.BytesIO(data)
-            fo.seek(offset)
-            obj = schemaless_reader(fo, writer_parsed, reader_parsed, return_record_name)
-            if from_dict is not None:
-                return from_dict(obj, ctx)
-            return obj
+def _fastavro_decoder(writer_parsed: Any, reader_parsed: Any, return_record_name: bool, from_dict: Any) -> Decoder:
+    """fastavro's reader for one schema pair (the fallback when codegen declines a schema)."""
+    if _is_raw_bytes(writer_parsed):
+        def decode_raw(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+            obj = bytes(data[offset:])
+            return from_dict(obj, ctx) if from_dict is not None else obj
 
-        return decode
+        return decode_raw
+
+    def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+        fo = io.BytesIO(data)
+        fo.seek(offset)
+        obj = schemaless_reader(fo, writer_parsed, reader_parsed, return_record_name)
+        if fo.tell() != len(data):
+            raise CorruptPayloadError(f"{len(data) - fo.tell()} trailing bytes after the record")
+        if from_dict is not None:
+            return from_dict(obj, ctx)
+        return obj
+
+    return decode
+
+
+def compile_avro_decoder(
+    writer_parsed: Any, reader_parsed: Any, return_record_name: bool, from_dict: Any, schema_id: Any = None
+) -> Decoder:
+    """The decoder for one (writer, reader) pair: generated code, or fastavro where codegen declines.
+
+    A reader schema that can never read the writer schema gives a decoder that raises
+    :class:`SchemaMismatchError` (built once, raised for every record of that writer schema).
+    """
+    try:
+        return compile_decoder(writer_parsed, reader_parsed, return_record_name, from_dict)
+    except SchemaMismatchError as e:
+        reason = e.reason
+
+        def mismatch(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+            raise SchemaMismatchError(reason, schema_id=schema_id)
+
+        return mismatch
+    except Unsupported:
+        return _fastavro_decoder(writer_parsed, reader_parsed, return_record_name, from_dict)

@@ -1,0 +1,718 @@
+"""Avro decoder code generation.
+
+For each (writer schema, reader schema) pair serdes generates one specialised Python function
+that decodes a payload straight from ``bytes`` with an integer position: no ``BytesIO``, no
+per-value dispatch on the schema, no schema resolution at read time. The function's source is
+built as a string, compiled once and cached by the deserializer per writer schema id.
+
+Semantics are fastavro's (the library confluent-kafka decodes with), reproduced decision by
+decision: schema resolution uses fastavro's own ``match_schemas``/``match_types`` at build time,
+logical types are keyed on the *writer* schema and applied through fastavro's
+``LOGICAL_READERS`` table (so user-registered and confluent-registered logical types behave the
+same), promotions follow ``maybe_promote``, reader defaults are returned as written in the schema.
+Where a schema hits a fastavro code path that cannot be reproduced exactly, :class:`Unsupported`
+is raised and the deserializer falls back to fastavro for that schema.
+
+What serdes does *stricter* than fastavro, on purpose ("garbage in never returns a value"):
+
+* the payload must be consumed exactly; trailing bytes raise :class:`CorruptPayloadError`;
+* a negative string/bytes length, a varint longer than 10 bytes, a union index or enum index
+  out of range (fastavro indexes Python lists, so ``-1`` reads the last branch) and an array or
+  map block count larger than the bytes left raise :class:`CorruptPayloadError`.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import struct
+import uuid as _uuid
+from decimal import Context
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from fastavro import parse_schema
+from fastavro._read_common import SchemaResolutionError
+from fastavro.const import AVRO_TYPES, DAYS_SHIFT
+from fastavro.read import LOGICAL_READERS
+
+try:  # fastavro's pure-Python resolution rules: the Cython reader implements the same ones
+    from fastavro._read_py import match_schemas as _fa_match_schemas
+    from fastavro._read_py import match_types as _fa_match_types
+except Exception:  # pragma: no cover - fastavro layout change
+    _fa_match_schemas = None  # type: ignore[assignment]
+    _fa_match_types = None  # type: ignore[assignment]
+
+from .._errors import CorruptPayloadError, SchemaMismatchError
+
+__all__ = ["Unsupported", "compile_decoder", "generated_source"]
+
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+# An array/map block of zero-byte items (null, empty record) larger than this is garbage.
+_MAX_EMPTY_ITEMS = 10_000_000
+
+
+class Unsupported(Exception):
+    """The schema uses a fastavro code path the generator does not reproduce: use fastavro."""
+
+
+def _rl(data: bytes, pos: int) -> Tuple[int, int]:
+    """Multi-byte zigzag varint at ``pos`` (the caller saw the continuation bit)."""
+    b = data[pos]
+    n = b & 0x7F
+    shift = 7
+    pos += 1
+    while b & 0x80:
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if shift > 70:
+            raise CorruptPayloadError("varint longer than 10 bytes")
+    n &= _MASK64
+    return (n >> 1) ^ -(n & 1), pos
+
+
+def _ru(data: bytes, pos: int) -> Tuple[int, int]:
+    """Multi-byte varint at ``pos``, returned *before* zigzag decoding (union branch dispatch)."""
+    b = data[pos]
+    n = b & 0x7F
+    shift = 7
+    pos += 1
+    while b & 0x80:
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if shift > 70:
+            raise CorruptPayloadError("varint longer than 10 bytes")
+    return n & _MASK64, pos
+
+
+def _neg(n: int) -> CorruptPayloadError:
+    return CorruptPayloadError(f"negative length {n}")
+
+
+def _big(n: int, left: int) -> CorruptPayloadError:
+    return CorruptPayloadError(f"block of {n} items but only {left} bytes left")
+
+
+def _bad_union(raw: int, size: int) -> CorruptPayloadError:
+    idx = (raw >> 1) ^ -(raw & 1)
+    return CorruptPayloadError(f"union branch index {idx} out of range for a {size}-branch union")
+
+
+def _bad_enum(i: int, size: int) -> CorruptPayloadError:
+    return CorruptPayloadError(f"enum index {i} out of range for {size} symbols")
+
+
+def _enum_miss(syms: Any, i: int, rsyms: Any, rname: Any) -> Exception:
+    if not 0 <= i < len(syms):
+        return _bad_enum(i, len(syms))
+    return SchemaMismatchError(f"{syms[i]} not found in reader symbol list {rname}, known symbols: {rsyms}")
+
+
+def _trailing(data: bytes, pos: int) -> CorruptPayloadError:
+    if pos > len(data):
+        return CorruptPayloadError(f"payload ends {pos - len(data)} bytes early")
+    return CorruptPayloadError(f"{len(data) - pos} trailing bytes after the record")
+
+
+_BASE_NS: Dict[str, Any] = {
+    "_rl": _rl,
+    "_ru": _ru,
+    "_neg": _neg,
+    "_big": _big,
+    "_bad_union": _bad_union,
+    "_bad_enum": _bad_enum,
+    "_trailing": _trailing,
+    "_enum_miss": _enum_miss,
+    "_Mismatch": SchemaMismatchError,
+    "_uf": struct.Struct("<f").unpack_from,
+    "_ud": struct.Struct("<d").unpack_from,
+    "_bytes": bytes,
+    "_deepcopy": copy.deepcopy,
+    "_MAXE": _MAX_EMPTY_ITEMS,
+    "_epoch": _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc),
+    "_epoch_naive": _dt.datetime(1970, 1, 1),
+    "_td": _dt.timedelta,
+    "_fromordinal": _dt.date.fromordinal,
+    "_UUID": _uuid.UUID,
+    "_DAYS_SHIFT": DAYS_SHIFT,
+}
+
+# fastavro's built-in logical readers, captured at import: a table entry still pointing at one of
+# these is inlined; anything else in the table (user- or confluent-registered) is called.
+_BUILTIN_LOGICAL = {k: v for k, v in LOGICAL_READERS.items()}
+_INLINE_LOGICAL = {
+    "long-timestamp-millis": "_epoch + _td(microseconds={v} * 1000)",
+    "long-timestamp-micros": "_epoch + _td(microseconds={v})",
+    "long-local-timestamp-millis": "_epoch_naive + _td(microseconds={v} * 1000)",
+    "long-local-timestamp-micros": "_epoch_naive + _td(microseconds={v})",
+    "int-date": "_fromordinal({v} + _DAYS_SHIFT)",
+    "string-uuid": "_UUID({v})",
+}
+
+_NUMERIC_PROMOTE = {("int", "float"), ("int", "double"), ("long", "float"), ("long", "double")}
+
+
+def _rtype(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return schema["type"]
+    if isinstance(schema, list):
+        return "union"
+    return schema
+
+
+def _logical_key(schema: Any) -> Optional[str]:
+    if not isinstance(schema, dict):
+        return None
+    lt = schema.get("logicalType")
+    if lt:
+        return f"{schema['type']}-{lt}"
+    return None
+
+
+def _walk_names(schema: Any, names: Dict[str, Any], counts: Dict[str, int]) -> None:
+    """Collect named types (fullname -> definition) and count how often each is used."""
+    if isinstance(schema, list):
+        for s in schema:
+            _walk_names(s, names, counts)
+    elif isinstance(schema, dict):
+        t = schema.get("type")
+        if t in ("record", "error", "enum", "fixed") and "name" in schema:
+            name = schema["name"]
+            counts[name] = counts.get(name, 0) + 1
+            if name in names:
+                return
+            names[name] = schema
+            if t in ("record", "error"):
+                for f in schema.get("fields", ()):
+                    _walk_names(f["type"], names, counts)
+        elif t == "array":
+            _walk_names(schema.get("items"), names, counts)
+        elif t == "map":
+            _walk_names(schema.get("values"), names, counts)
+        elif isinstance(t, (dict, list)):
+            _walk_names(t, names, counts)
+    elif isinstance(schema, str) and schema not in AVRO_TYPES:
+        counts[schema] = counts.get(schema, 0) + 1
+
+
+class _Gen:
+    def __init__(self, writer: Any, reader: Any, return_record_name: bool) -> None:
+        if _fa_match_schemas is None:
+            raise Unsupported("fastavro resolution rules unavailable")
+        self.wnamed: Dict[str, Any] = {}
+        self.rnamed: Dict[str, Any] = {}
+        self.wcounts: Dict[str, int] = {}
+        _walk_names(writer, self.wnamed, self.wcounts)
+        if reader is not None:
+            _walk_names(reader, self.rnamed, {})
+        self.named = {"writer": self.wnamed, "reader": self.rnamed}
+        self.rrn = return_record_name
+        self.ns: Dict[str, Any] = dict(_BASE_NS)
+        self.n = 0
+        self.funcs: Dict[Any, str] = {}
+        self.func_src: List[str] = []
+        self.eager_errors: List[str] = []
+        self.building: set = set()
+
+    # -- helpers ----------------------------------------------------------------------------------
+    def var(self, p: str = "v") -> str:
+        self.n += 1
+        return f"{p}{self.n}"
+
+    def const(self, value: Any, p: str = "k") -> str:
+        name = self.var("_" + p)
+        self.ns[name] = value
+        return name
+
+    def match(self, w: Any, r: Any) -> Any:
+        return _fa_match_schemas(w, r, self.named)
+
+    def match_types(self, w: Any, r: Any) -> bool:
+        return bool(_fa_match_types(w, r, self.named))
+
+    def mismatch(self, out: List[str], ind: str, msg: str, cond: bool) -> None:
+        if not cond:
+            self.eager_errors.append(msg)
+        out.append(f"{ind}raise _Mismatch({msg!r})")
+
+    def read_long(self, out: List[str], ind: str, t: str) -> None:
+        out.append(f"{ind}{t} = data[pos]")
+        out.append(f"{ind}if {t} < 128:")
+        out.append(f"{ind}    pos += 1")
+        out.append(f"{ind}    {t} = ({t} >> 1) ^ -({t} & 1)")
+        out.append(f"{ind}else:")
+        out.append(f"{ind}    {t}, pos = _rl(data, pos)")
+
+    def read_len(self, out: List[str], ind: str, t: str) -> None:
+        self.read_long(out, ind, t)
+        out.append(f"{ind}if {t} < 0:")
+        out.append(f"{ind}    raise _neg({t})")
+
+    def read_raw(self, out: List[str], ind: str, t: str) -> None:
+        out.append(f"{ind}{t} = data[pos]")
+        out.append(f"{ind}if {t} < 128:")
+        out.append(f"{ind}    pos += 1")
+        out.append(f"{ind}else:")
+        out.append(f"{ind}    {t}, pos = _ru(data, pos)")
+
+    @staticmethod
+    def min_size(schema: Any, named: Dict[str, Any], seen: Optional[set] = None) -> int:
+        """Lower bound of the encoded size (0 or 1 is all that matters)."""
+        t = _rtype(schema)
+        if t == "null":
+            return 0
+        if t in ("record", "error", "request"):
+            seen = set() if seen is None else seen
+            if id(schema) in seen:
+                return 1
+            seen.add(id(schema))
+            return 1 if any(_Gen.min_size(f["type"], named, seen) for f in schema["fields"]) else 0
+        if t == "fixed":
+            return 1 if schema["size"] > 0 else 0
+        if t in AVRO_TYPES:
+            return 1
+        if t in named:
+            seen = set() if seen is None else seen
+            if t in seen:
+                return 1
+            seen.add(t)
+            return _Gen.min_size(named[t], named, seen)
+        return 1
+
+    # -- read -------------------------------------------------------------------------------------
+    def read(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        """Emit code that decodes writer schema ``w`` (resolved against ``r``) into variable ``t``."""
+        rt = _rtype(w)
+        if r:
+            try:
+                r = self.match(w, r)
+            except SchemaResolutionError as e:
+                self.mismatch(out, ind, str(e), cond)
+                return
+        if rt not in AVRO_TYPES:
+            if not isinstance(rt, str) or rt not in self.wnamed:
+                raise Unsupported(f"unknown named type {rt!r}")
+            rnext = None
+            if r:
+                if not isinstance(r, str):
+                    # fastavro looks the reader up with named_schemas["reader"].get(r): unhashable
+                    raise Unsupported("reader schema for a named reference is not a name")
+                rnext = self.rnamed.get(r)
+            self.read(out, ind, self.wnamed[rt], rnext, t, cond)
+            return
+        if rt == "null":
+            out.append(f"{ind}{t} = None")
+        elif rt == "boolean":
+            out.append(f"{ind}{t} = data[pos] != 0")
+            out.append(f"{ind}pos += 1")
+        elif rt in ("int", "long"):
+            self.read_long(out, ind, t)
+        elif rt == "float":
+            out.append(f"{ind}{t}, = _uf(data, pos)")
+            out.append(f"{ind}pos += 4")
+        elif rt == "double":
+            out.append(f"{ind}{t}, = _ud(data, pos)")
+            out.append(f"{ind}pos += 8")
+        elif rt in ("string", "bytes"):
+            e = self.var("e")
+            self.read_len(out, ind, e)
+            out.append(f"{ind}{e} += pos")
+            if rt == "string":
+                out.append(f"{ind}{t} = data[pos:{e}].decode()")
+            else:
+                out.append(f"{ind}{t} = data[pos:{e}]")
+            out.append(f"{ind}pos = {e}")
+        elif rt == "fixed":
+            size = w["size"]
+            if not isinstance(size, int) or size < 0:
+                raise Unsupported("fixed size")
+            out.append(f"{ind}{t} = data[pos:pos + {size}]")
+            out.append(f"{ind}pos += {size}")
+        elif rt == "enum":
+            self.read_enum(out, ind, w, r, t, cond)
+        elif rt == "array":
+            self.read_array(out, ind, w, r, t)
+        elif rt == "map":
+            self.read_map(out, ind, w, r, t)
+        elif rt in ("union", "error_union"):
+            self.read_union(out, ind, w, r, t)
+        elif rt in ("record", "error", "request"):
+            self.read_record_ref(out, ind, w, r, t, cond)
+        else:  # pragma: no cover
+            raise Unsupported(rt)
+
+        key = _logical_key(w) if isinstance(w, dict) and "logicalType" in w else None
+        if key is not None:
+            fn = LOGICAL_READERS.get(key)
+            if fn is not None:
+                if fn is _BUILTIN_LOGICAL.get(key) and key in _INLINE_LOGICAL:
+                    out.append(f"{ind}{t} = " + _INLINE_LOGICAL[key].format(v=t))
+                elif fn is _BUILTIN_LOGICAL.get(key) and key in ("bytes-decimal", "fixed-decimal") \
+                        and isinstance(w.get("precision"), int) and isinstance(w.get("scale", 0), int) \
+                        and w["precision"] > 0:
+                    ctxn = self.const(Context(prec=w["precision"]), "dctx")
+                    out.append(
+                        f"{ind}{t} = {ctxn}.create_decimal(int.from_bytes({t}, 'big', signed=True))"
+                        f".scaleb({-w.get('scale', 0)}, {ctxn})"
+                    )
+                else:
+                    fnn = self.const(fn, "lfn")
+                    wn = self.const(w, "ws")
+                    rn = self.const(r, "rs")
+                    out.append(f"{ind}{t} = {fnn}({t}, {wn}, {rn})")
+                return
+        if r is not None:
+            rr = _rtype(r)
+            if (rt, rr) in _NUMERIC_PROMOTE:
+                out.append(f"{ind}{t} = float({t})")
+            elif rt == "string" and rr == "bytes":
+                out.append(f"{ind}{t} = {t}.encode()")
+            elif rt == "bytes" and rr == "string":
+                out.append(f"{ind}{t} = {t}.decode()")
+
+    def read_enum(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        syms = w["symbols"]
+        table: Dict[int, Any] = {}
+        missing = False
+        if r:
+            if not isinstance(r, dict) or "symbols" not in r:
+                raise Unsupported("enum reader")
+            rsyms = r["symbols"]
+            default = r.get("default")
+            for i, s in enumerate(syms):
+                if s in rsyms:
+                    table[i] = s
+                elif default:
+                    table[i] = default
+                else:
+                    missing = True
+        else:
+            table = dict(enumerate(syms))
+        tn = self.const(table, "enum")
+        i = self.var("i")
+        self.read_long(out, ind, i)
+        if not missing:
+            out.append(f"{ind}{t} = {tn}.get({i})")
+            out.append(f"{ind}if {t} is None:")
+            out.append(f"{ind}    raise _bad_enum({i}, {len(syms)})")
+        else:
+            symn = self.const(tuple(syms), "syms")
+            rsn = self.const(list(r["symbols"]), "rsyms")
+            rnn = self.const(r.get("name"), "rname")
+            out.append(f"{ind}{t} = {tn}.get({i})")
+            out.append(f"{ind}if {t} is None:")
+            out.append(f"{ind}    raise _enum_miss({symn}, {i}, {rsn}, {rnn})")
+
+    def block_guard(self, out: List[str], ind: str, c: str, item_min: int) -> None:
+        if item_min:
+            out.append(f"{ind}if {c} > len(data) - pos:")
+            out.append(f"{ind}    raise _big({c}, len(data) - pos)")
+        else:
+            out.append(f"{ind}if {c} > _MAXE:")
+            out.append(f"{ind}    raise _big({c}, len(data) - pos)")
+
+    def read_array(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
+        items = w["items"]
+        ritems = r["items"] if r else None
+        lst = self.var("l")
+        c = self.var("c")
+        x = self.var("x")
+        out.append(f"{ind}{lst} = []")
+        self.read_long(out, ind, c)
+        out.append(f"{ind}while {c}:")
+        i2 = ind + "    "
+        out.append(f"{i2}if {c} < 0:")
+        out.append(f"{i2}    {c} = -{c}")
+        self.read_long(out, i2 + "    ", self.var("bs"))
+        self.block_guard(out, i2, c, self.min_size(items, self.wnamed))
+        out.append(f"{i2}for _ in range({c}):")
+        self.read(out, i2 + "    ", items, ritems, x, True)
+        out.append(f"{i2}    {lst}.append({x})")
+        self.read_long(out, i2, c)
+        out.append(f"{ind}{t} = {lst}")
+
+    def read_map(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
+        values = w["values"]
+        rvalues = r["values"] if r else None
+        d = self.var("m")
+        c = self.var("c")
+        x = self.var("x")
+        k = self.var("key")
+        out.append(f"{ind}{d} = {{}}")
+        self.read_long(out, ind, c)
+        out.append(f"{ind}while {c}:")
+        i2 = ind + "    "
+        out.append(f"{i2}if {c} < 0:")
+        out.append(f"{i2}    {c} = -{c}")
+        self.read_long(out, i2 + "    ", self.var("bs"))
+        self.block_guard(out, i2, c, 1)
+        out.append(f"{i2}for _ in range({c}):")
+        i3 = i2 + "    "
+        self.read(out, i3, "string", None, k, True)
+        self.read(out, i3, values, rvalues, x, True)
+        out.append(f"{i3}{d}[{k}] = {x}")
+        self.read_long(out, i2, c)
+        out.append(f"{ind}{t} = {d}")
+
+    def read_union(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
+        raw = self.var("u")
+        self.read_raw(out, ind, raw)
+        first = True
+        for idx, branch in enumerate(w):
+            kw = "if" if first else "elif"
+            first = False
+            out.append(f"{ind}{kw} {raw} == {idx * 2}:")
+            i2 = ind + "    "
+            idx_reader = None
+            if r:
+                if not isinstance(r, list):
+                    if self.match_types(branch, r):
+                        self.read(out, i2, branch, r, t, True)
+                    else:
+                        out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
+                        continue
+                else:
+                    for rb in r:
+                        if self.match_types(branch, rb):
+                            idx_reader = rb
+                            self.read(out, i2, branch, rb, t, True)
+                            break
+                    else:
+                        out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
+                        continue
+            else:
+                self.read(out, i2, branch, None, t, True)
+            if self.rrn:
+                brt = _rtype(branch)
+                name = None
+                try:
+                    if brt == "record":
+                        name = idx_reader["name"] if idx_reader else branch["name"]
+                    elif brt not in AVRO_TYPES:
+                        name = self.rnamed[idx_reader]["name"] if idx_reader else self.wnamed[branch]["name"]
+                except Exception as e:
+                    raise Unsupported(f"return_record_name lookup: {e}")
+                if name is not None:
+                    out.append(f"{i2}{t} = ({name!r}, {t})")
+        out.append(f"{ind}else:")
+        out.append(f"{ind}    raise _bad_union({raw}, {len(w)})")
+
+    def read_record_ref(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        name = w.get("name")
+        if name is not None and (self.wcounts.get(name, 0) > 1 or name in self.building):
+            key = (name, id(r) if r is not None else None)
+            fname = self.funcs.get(key)
+            if fname is None:
+                fname = self.var("_rec")
+                self.funcs[key] = fname
+                self.ns[f"{fname}_r"] = r  # keep r alive: its id is part of the key
+                body: List[str] = []
+                self.building.add(name)
+                try:
+                    self.read_record(body, "    ", w, r, "rec", True)
+                finally:
+                    self.building.discard(name)
+                self.func_src.append(
+                    f"def {fname}(data, pos):\n" + "\n".join(body) + "\n    return rec, pos\n"
+                )
+            out.append(f"{ind}{t}, pos = {fname}(data, pos)")
+            return
+        if name is not None:
+            self.building.add(name)
+        try:
+            self.read_record(out, ind, w, r, t, cond)
+        finally:
+            if name is not None:
+                self.building.discard(name)
+
+    def read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        pairs: List[Tuple[str, str]] = []
+        if not r:
+            for f in w["fields"]:
+                v = self.var()
+                self.read(out, ind, f["type"], None, v, cond)
+                pairs.append((f["name"], v))
+        else:
+            if not isinstance(r, dict) or "fields" not in r:
+                raise Unsupported("record reader")
+            readers = {}
+            aliases = {}
+            for f in r["fields"]:
+                readers[f["name"]] = f
+                for a in f.get("aliases", []):
+                    aliases[a] = f
+            for f in w["fields"]:
+                rf = readers.get(f["name"], aliases.get(f["name"]))
+                if rf:
+                    if rf["name"] not in readers:
+                        raise Unsupported("reader field matched twice")
+                    v = self.var()
+                    self.read(out, ind, f["type"], rf["type"], v, cond)
+                    pairs.append((rf["name"], v))
+                    del readers[rf["name"]]
+                else:
+                    self.skip(out, ind, f["type"])
+            for fname, f in readers.items():
+                if "default" in f:
+                    d = f["default"]
+                    if isinstance(d, (dict, list)):
+                        pairs.append((f["name"], f"_deepcopy({self.const(d, 'dflt')})"))
+                    else:
+                        pairs.append((f["name"], self.const(d, "dflt")))
+                else:
+                    self.mismatch(out, ind, f"No default value for field {f['name']} in {r.get('name')}", cond)
+                    pairs.append((f["name"], "None"))
+        out.append(f"{ind}{t} = {{" + ", ".join(f"{k!r}: {v}" for k, v in pairs) + "}")
+
+    # -- skip -------------------------------------------------------------------------------------
+    def skip(self, out: List[str], ind: str, w: Any) -> None:
+        rt = _rtype(w)
+        if rt not in AVRO_TYPES:
+            if not isinstance(rt, str) or rt not in self.wnamed:
+                raise Unsupported(f"unknown named type {rt!r}")
+            w = self.wnamed[rt]
+            rt = _rtype(w)
+        if rt == "null":
+            return
+        if rt == "boolean":
+            out.append(f"{ind}pos += 1")
+        elif rt in ("int", "long", "enum"):
+            self.read_long(out, ind, self.var("s"))
+        elif rt == "float":
+            out.append(f"{ind}pos += 4")
+        elif rt == "double":
+            out.append(f"{ind}pos += 8")
+        elif rt in ("string", "bytes"):
+            n = self.var("s")
+            self.read_len(out, ind, n)
+            out.append(f"{ind}pos += {n}")
+        elif rt == "fixed":
+            out.append(f"{ind}pos += {int(w['size'])}")
+        elif rt in ("array", "map"):
+            c = self.var("c")
+            self.read_long(out, ind, c)
+            out.append(f"{ind}while {c}:")
+            i2 = ind + "    "
+            out.append(f"{i2}if {c} < 0:")
+            bs = self.var("bs")
+            self.read_len(out, i2 + "    ", bs)
+            out.append(f"{i2}    pos += {bs}")
+            out.append(f"{i2}else:")
+            inner = w["items"] if rt == "array" else w["values"]
+            self.block_guard(out, i2 + "    ", c, 1 if rt == "map" else self.min_size(inner, self.wnamed))
+            out.append(f"{i2}    for _ in range({c}):")
+            body: List[str] = []
+            if rt == "map":
+                self.skip(body, i2 + "        ", "string")
+            self.skip(body, i2 + "        ", inner)
+            out.extend(body if body else [f"{i2}        pass"])
+            self.read_long(out, i2, c)
+        elif rt in ("union", "error_union"):
+            raw = self.var("u")
+            self.read_raw(out, ind, raw)
+            for idx, branch in enumerate(w):
+                out.append(f"{ind}{'if' if idx == 0 else 'elif'} {raw} == {idx * 2}:")
+                body = []
+                self.skip(body, ind + "    ", branch)
+                out.extend(body if body else [f"{ind}    pass"])
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    raise _bad_union({raw}, {len(w)})")
+        elif rt in ("record", "error", "request"):
+            name = w.get("name")
+            if name is not None and (self.wcounts.get(name, 0) > 1 or name in self.building):
+                key = ("skip", name)
+                fname = self.funcs.get(key)
+                if fname is None:
+                    fname = self.var("_skip")
+                    self.funcs[key] = fname
+                    body = []
+                    self.building.add(name)
+                    try:
+                        for f in w["fields"]:
+                            self.skip(body, "    ", f["type"])
+                    finally:
+                        self.building.discard(name)
+                    self.func_src.append(f"def {fname}(data, pos):\n" + "\n".join(body) + "\n    return pos\n")
+                out.append(f"{ind}pos = {fname}(data, pos)")
+            else:
+                if name is not None:
+                    self.building.add(name)
+                try:
+                    for f in w["fields"]:
+                        self.skip(out, ind, f["type"])
+                finally:
+                    if name is not None:
+                        self.building.discard(name)
+        else:  # pragma: no cover
+            raise Unsupported(rt)
+
+
+def _is_raw_bytes(schema: Any) -> bool:
+    # confluent-kafka writes and reads a schema of type "bytes" as the raw payload (no length)
+    return schema == "bytes" or (isinstance(schema, dict) and schema.get("type") == "bytes")
+
+
+def _build(writer: Any, reader: Any, return_record_name: bool, with_ctx: bool, has_from_dict: bool = False) -> Tuple[str, Dict[str, Any], List[str]]:
+    writer = parse_schema(writer)
+    if reader is not None:
+        reader = parse_schema(reader)
+        if writer == reader:
+            reader = None
+    g = _Gen(writer, reader, return_record_name)
+    body: List[str] = []
+    if _is_raw_bytes(writer):
+        body.append("    v = data[pos:]")
+        body.append("    if type(v) is not _bytes:")
+        body.append("        v = _bytes(v)")
+    else:
+        body.append("    if type(data) is not _bytes:")
+        body.append("        data = _bytes(data)")
+        g.read(body, "    ", writer, reader, "v", False)
+        body.append("    if pos != len(data):")
+        body.append("        raise _trailing(data, pos)")
+    if with_ctx and has_from_dict:
+        body.append("    return from_dict(v, ctx)")
+    else:
+        body.append("    return v")
+    sig = "def decode(data, pos, ctx=None):" if with_ctx else "def decode(data, pos=0):"
+    src = "\n".join(g.func_src) + "\n" + sig + "\n" + "\n".join(body) + "\n"
+    return src, g.ns, g.eager_errors
+
+
+def generated_source(writer: Any, reader: Any = None, return_record_name: bool = False) -> str:
+    """The Python source serdes generates for a schema pair (for debugging and docs)."""
+    return _build(writer, reader, return_record_name, True)[0]
+
+
+def compile_decoder(
+    writer: Any,
+    reader: Any = None,
+    return_record_name: bool = False,
+    from_dict: Optional[Callable[[Any, Any], Any]] = None,
+    with_ctx: bool = True,
+) -> Callable[..., Any]:
+    """Compile a decoder for payloads written with ``writer``, read as ``reader``.
+
+    Returns ``decode(data, pos, ctx)`` (``decode(data, pos=0)`` when ``with_ctx`` is false) that
+    returns the value decoded from ``data[pos:]``, which must be consumed exactly.
+
+    Raises:
+        SchemaMismatchError: the writer schema can never be read with the reader schema (a
+            resolution error on a path every record takes).
+        Unsupported: use fastavro for this schema pair.
+    """
+    src, ns, eager = _build(writer, reader, return_record_name, with_ctx, from_dict is not None)
+    if eager:
+        raise SchemaMismatchError("writer schema cannot be read with the reader schema: " + "; ".join(eager))
+    ns["from_dict"] = from_dict
+    try:
+        code = compile(src, "<serdes.avro generated decoder>", "exec")
+    except (SyntaxError, RecursionError, MemoryError) as e:  # pragma: no cover - generator bug / huge schema
+        raise Unsupported(f"generated source does not compile: {e}")
+    exec(code, ns)
+    dec = ns["decode"]
+    dec.__serdes_source__ = src  # type: ignore[attr-defined]
+    return dec

@@ -186,15 +186,24 @@ def _run_mvn(workdir: Path, label: str, watch: Path | None, quiet: bool) -> None
     done = threading.Event()
     downloaded = [0]
 
+    def watched_size() -> int:
+        if watch is None or not watch.exists():
+            return 0
+        return sum(f.stat().st_size for f in watch.rglob("*") if f.is_file())
+
+    initial = watched_size()
+
     def progress() -> None:
         # Periodic "N MB" line based on the growing artifact directory in ~/.m2.
         while not done.wait(5.0):
-            size = 0
-            if watch is not None and watch.exists():
-                size = sum(f.stat().st_size for f in watch.rglob("*") if f.is_file())
-            msg = f"[serdes.testing] downloading {label}… {size / 1e6:.0f} MB" if size else (
-                f"[serdes.testing] fetching {label}… {downloaded[0]} artifacts downloaded"
-            )
+            size = watched_size()
+            if size > initial:
+                msg = f"[serdes.testing] downloading {label}… {size / 1e6:.0f} MB"
+            else:
+                msg = (
+                    f"[serdes.testing] resolving/unpacking {label}… "
+                    f"{downloaded[0]} artifacts downloaded so far"
+                )
             if not quiet:
                 print(msg + f" ({time.monotonic() - start:.0f}s)", file=sys.stderr, flush=True)
 

@@ -20,7 +20,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-import weakref
+import shutil
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -31,7 +31,7 @@ from ._maven import MissingToolError, find_java
 DEFAULT_START_TIMEOUT = 180.0
 DEFAULT_STOP_TIMEOUT = 20.0
 
-_LIVE: "weakref.WeakSet[_JavaServer]" = weakref.WeakSet()
+_LIVE: "set[_JavaServer]" = set()  # started and not yet stopped (for the atexit hook)
 
 
 class ServerStartError(RuntimeError):
@@ -165,6 +165,7 @@ class _JavaServer:
     def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
         """SIGTERM the process group, SIGKILL after ``timeout`` seconds."""
         proc, self._proc = self._proc, None
+        _LIVE.discard(self)
         if proc is not None and proc.poll() is None:
             for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
                 try:
@@ -185,6 +186,15 @@ class _JavaServer:
         if self._stdout is not None:
             self._stdout.close()
             self._stdout = None
+
+    def cleanup(self) -> None:
+        """Stop and delete the work directory if this object created it.
+
+        Kept when ``SERDES_KEEP_LOGS=1`` (logs stay in ``/tmp/serdes-<name>-*``).
+        """
+        self.stop()
+        if self._own_workdir and os.environ.get("SERDES_KEEP_LOGS") != "1":
+            shutil.rmtree(self.workdir, ignore_errors=True)
 
     def __enter__(self):
         return self.start()
@@ -523,15 +533,17 @@ class LocalServers:
             self.kafka.wait_ready()
             self.registry.wait_ready()
         except BaseException:
-            self.stop()
+            self.stop(cleanup=False)  # keep the logs named in the error
             raise
         return self
 
-    def stop(self) -> None:
+    def stop(self, cleanup: bool = True) -> None:
+        """Stop both; ``cleanup`` also deletes their temporary work directories
+        (logs included) unless ``SERDES_KEEP_LOGS=1``."""
         errors = []
         for server in (self.registry, self.kafka):
             try:
-                server.stop()
+                server.cleanup() if cleanup else server.stop()
             except Exception as exc:  # pragma: no cover
                 errors.append(exc)
         if errors:

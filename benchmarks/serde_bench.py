@@ -359,28 +359,62 @@ def loop_overhead_ns(n: int = 50_000) -> float:
     return min(_timed(noop, inputs, None) for _ in range(5))
 
 
-def run_benchmark(groups: List[Group], repeats: int, target_s: float, fixed_n: Optional[int], log: Callable[[str], None]) -> None:
-    timed: List[Tuple[Group, List[Lane]]] = []
+def _split(inputs: List[Any], k: int) -> List[List[Any]]:
+    k = max(1, min(k, len(inputs)))
+    step = -(-len(inputs) // k)
+    return [inputs[i : i + step] for i in range(0, len(inputs), step)]
+
+
+def run_benchmark(
+    groups: List[Group],
+    repeats: int,
+    target_s: float,
+    fixed_n: Optional[int],
+    log: Callable[[str], None],
+    slices: int = 10,
+) -> None:
+    timed: List[Tuple[Group, List[Lane], Dict[str, List[List[Any]]]]] = []
     for g in groups:
         lanes = [l for l in g.lanes.values() if l.available]
+        chunks: Dict[str, List[List[Any]]] = {}
         for lane in lanes:
             lane.fn(lane.inputs[0], g.ctx)  # type: ignore[misc]  # warm-up (caches already primed by _check)
             lane.n_records = fixed_n if fixed_n else calibrate(lane, g.ctx, target_s)
             lane.inputs = _cycled(lane.inputs, lane.n_records)
-        timed.append((g, lanes))
+            chunks[lane.name] = _split(lane.inputs, slices)
+        timed.append((g, lanes, chunks))
         log(f"  {g.fmt:8s} {g.size:8s} {g.direction:11s} " + ", ".join(f"{l.name}={l.n_records}" for l in lanes))
-    # interleave: every repeat visits every group, with the lane order rotated per repeat, so slow
-    # drift and bursts of noise on a shared machine land on all lanes alike
+    # Interleave at two levels so that noise on a shared machine lands on all lanes alike:
+    # * every repeat visits every case, the lanes' order rotated per repeat;
+    # * within a case, a repeat's N records per lane run as `slices` slices, alternating lanes
+    #   (A1 B1 C1 A2 B2 C2 ...), so the lanes of one comparison are measured within the same
+    #   ~0.6 s window rather than one after the other. A lane's sample is its slices' total / N.
     for r in range(repeats):
         t0 = time.perf_counter()
-        for g, lanes in timed:
+        for g, lanes, chunks in timed:
             if not lanes:
                 continue
             k = r % len(lanes)
-            for lane in lanes[k:] + lanes[:k]:
-                wall, cpu = _timed2(lane.fn, lane.inputs, g.ctx)  # type: ignore[arg-type]
-                lane.samples_ns.append(wall)
-                lane.cpu_samples_ns.append(cpu)
+            order = lanes[k:] + lanes[:k]
+            wall = {l.name: 0 for l in order}
+            cpu = {l.name: 0 for l in order}
+            gc.collect()
+            was = gc.isenabled()
+            gc.disable()
+            try:
+                for i in range(max(len(chunks[l.name]) for l in order)):
+                    for lane in order:
+                        part = chunks[lane.name]
+                        if i < len(part):
+                            w, c = _run_once(lane.fn, part[i], g.ctx)  # type: ignore[arg-type]
+                            wall[lane.name] += w
+                            cpu[lane.name] += c
+            finally:
+                if was:
+                    gc.enable()
+            for lane in order:
+                lane.samples_ns.append(wall[lane.name] / lane.n_records)
+                lane.cpu_samples_ns.append(cpu[lane.name] / lane.n_records)
         log(f"  repeat {r + 1}/{repeats} took {time.perf_counter() - t0:.1f}s")
 
 
@@ -515,8 +549,8 @@ def group_report(g: Group) -> Dict[str, Any]:
             # the same ratios from process CPU time (not inflated by time the process was descheduled)
             "cpu_serdes/confluent": _cpu_ratio(lanes["serdes"], lanes["confluent"]),
             "cpu_serdes/floor": _cpu_ratio(lanes["serdes"], lanes["floor"]),
-            "paired_serdes/confluent": {"min": min(pc), "max": max(pc)} if pc else None,
-            "paired_serdes/floor": {"min": min(pf), "max": max(pf)} if pf else None,
+            "paired_serdes/confluent": {"median": statistics.median(pc), "min": min(pc), "max": max(pc)} if pc else None,
+            "paired_serdes/floor": {"median": statistics.median(pf), "min": min(pf), "max": max(pf)} if pf else None,
         },
         "targets": t,
         "met": {
@@ -671,6 +705,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--repeats", type=int, default=None, help="repeats per lane (default 7, --quick 3)")
     p.add_argument("--target-time", type=float, default=None, help="seconds per repeat per lane (default 0.2, --quick 0.05)")
     p.add_argument("--records", type=int, default=None, help="fixed records per repeat (default: auto-sized)")
+    p.add_argument("--slices", type=int, default=10,
+                   help="each repeat's records run as this many slices, alternating lanes (default 10; 1 = one block per lane)")
     p.add_argument("--pool", type=int, default=None, help="distinct records per case (default 1000, --quick 200)")
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--out-dir", default=DEFAULT_OUT_DIR)
@@ -719,7 +755,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                 groups.append(g)
     log(f"calibrating (target {a.target_time}s per repeat) and timing {a.repeats} repeats")
     overhead = loop_overhead_ns()
-    run_benchmark(groups, a.repeats, a.target_time, a.records, log)
+    run_benchmark(groups, a.repeats, a.target_time, a.records, log, a.slices)
     report = {
         "report_version": REPORT_VERSION,
         "environment": env,
@@ -735,6 +771,7 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
             "seed": a.seed,
             "quick": a.quick,
             "gc_disabled_while_timing": True,
+            "slices_per_repeat": a.slices,
             "registry": "confluent mock:// (one client shared by every lane)",
             "loop_overhead_ns": overhead,
             "wall_time_s": None,

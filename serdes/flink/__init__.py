@@ -32,6 +32,7 @@ from ._jars import (
 from ._kafka import (
     DEAD_LETTER_ROW_TYPE,
     DEAD_LETTER_TAG,
+    DeadLetterToProducerRow,
     PRODUCER_ROW_TYPE,
     RECORD_ROW_TYPE,
     DecodeFunction,

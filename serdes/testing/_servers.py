@@ -159,8 +159,31 @@ class _JavaServer:
     def start(self) -> "_JavaServer":
         """Start (or restart, on the same ports) and block until healthy."""
         self.launch()
-        self.wait_ready()
+        try:
+            self.wait_ready()
+        except ServerStartError as exc:
+            if not self._retry_with_new_ports(exc):
+                raise
+            self.launch()
+            self.wait_ready()
         return self
+
+    _auto_ports = False
+
+    def _retry_with_new_ports(self, exc: Exception) -> bool:
+        """First start only, ports picked by us, and another process took one in
+        between: forget the ports (and fresh data) so the next launch picks new ones."""
+        if not self._auto_ports or self.startup_seconds is not None:
+            return False
+        text = str(exc)
+        if not any(m in text for m in ("Address already in use", "in use by another process")):
+            return False
+        self._auto_ports = False  # once
+        self._forget_ports()
+        return True
+
+    def _forget_ports(self) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     def stop(self, timeout: float = DEFAULT_STOP_TIMEOUT) -> None:
         """SIGTERM the process group, SIGKILL after ``timeout`` seconds."""
@@ -271,6 +294,11 @@ class LocalKafka(_JavaServer):
         self.heap = heap
         self.extra_properties = dict(extra_properties or {})
         self.cluster_id = uuid.uuid4()
+        self._auto_ports = port is None
+
+    def _forget_ports(self) -> None:
+        self.port = self.controller_port = None
+        shutil.rmtree(self.workdir / "data", ignore_errors=True)  # the format records the controller port
 
     @property
     def bootstrap_servers(self) -> str:
@@ -411,6 +439,10 @@ class LocalRegistry(_JavaServer):
         self.extra_properties = dict(extra_properties or {})
         self._app_dir: Path | None = None
         self.management_port: int | None = None
+        self._auto_ports = port is None
+
+    def _forget_ports(self) -> None:
+        self.port = self.management_port = None
 
     @property
     def base_url(self) -> str:
@@ -530,8 +562,13 @@ class LocalServers:
         try:
             self.registry.launch()
             self.kafka.launch()
-            self.kafka.wait_ready()
-            self.registry.wait_ready()
+            for server in (self.kafka, self.registry):
+                try:
+                    server.wait_ready()
+                except ServerStartError as exc:
+                    if not server._retry_with_new_ports(exc):
+                        raise
+                    server.start()
         except BaseException:
             self.stop(cleanup=False)  # keep the logs named in the error
             raise

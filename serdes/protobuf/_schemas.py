@@ -32,7 +32,7 @@ from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError
 
 from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError
-from .._registry import registry_call
+from .._registry import TRANSPORT_ERRORS, registry_call
 from .._wire import SchemaRef
 
 __all__ = [
@@ -119,11 +119,16 @@ def _with_format_fallback(what: str, fn_serialized: Any, fn_plain: Any, location
     try:
         return fn_serialized()
     except SchemaRegistryError as e:
-        if e.http_status_code == 404:
-            return registry_call(what, fn_serialized, location, ref)  # raises UnknownSchemaError
-        return registry_call(what, fn_plain, location, ref)
-    except Exception:
-        return registry_call(what, fn_serialized, location, ref)
+        if e.http_status_code != 404:
+            return registry_call(what, fn_plain, location, ref)
+        err: BaseException = e
+    except TRANSPORT_ERRORS as e:
+        err = e
+
+    def reraise() -> Any:
+        raise err
+
+    return registry_call(what, reraise, location, ref)  # the typed error for ``err``
 
 
 def fetch_schema(registry: Any, schema_id: SchemaRef, location: Optional[RecordLocation] = None) -> Schema:

@@ -443,3 +443,29 @@ def test_unknown_import_is_schema_mismatch(client):
     sid = _register_raw(client, "x-value", base64.b64encode(fdp.SerializeToString()).decode())
     with pytest.raises(SchemaMismatchError, match="not/there.proto"):
         ProtobufDeserializer(None, None, client)(_frame(sid, b""), CTX)
+
+
+def test_guid_prefix_frame(client):
+    """magic 1 + 16-byte GUID + indexes, as confluent-kafka reads it."""
+    b = ProtobufSerializer(order_pb2.Refund.Reason, client)(reason(), CTX)
+    sid = int.from_bytes(b[1:5], "big")
+    guid = client.get_schema(sid).guid if hasattr(client.get_schema(sid), "guid") else None
+    if guid is None:
+        guid = client.get_latest_version(f"{TOPIC}-value").guid
+    framed = b"\x01" + uuid.UUID(str(guid)).bytes + b[5:]
+    for d in (ProtobufDeserializer(order_pb2.Refund.Reason, None, client), ProtobufDeserializer(None, None, client)):
+        got = d(framed, CTX)
+        assert got.SerializeToString() == reason().SerializeToString()
+        assert got.DESCRIPTOR.full_name == "serdes.test.Refund.Reason"
+    assert ConfluentDeserializer(order_pb2.Refund.Reason, {}, client)(framed, CTX) == reason()
+    with pytest.raises(TruncatedFrameError):
+        ProtobufDeserializer(None, None, client)(framed[:17], CTX)
+
+
+def test_dynamic_with_use_latest_version_reads_with_latest_schema(client):
+    """use.latest.version: the reader class is the latest subject version's message of the same name."""
+    b = ProtobufSerializer(order_pb2.Order, client)(order(7), CTX)
+    d = ProtobufDeserializer(None, {"use.latest.version": True}, client)
+    got = d(b, CTX)
+    assert got.DESCRIPTOR.full_name == "serdes.test.Order" and got.id == order(7).id
+    assert any(isinstance(k, tuple) for k in d._decoders)  # subject-keyed cache

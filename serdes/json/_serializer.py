@@ -52,7 +52,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
 
     def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:  # type: ignore[override]
         """Encode one value with registry framing (same call as confluent-kafka's JSONSerializer)."""
-        if ctx is not None:
+        if ctx is not None and obj is not None:
             st = self._inline.get((ctx.topic, ctx.field))
             if st is not None:
                 try:

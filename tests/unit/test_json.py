@@ -532,3 +532,49 @@ def test_garbage_values_only_serdes_errors_escape(value):
             return
     assert out[:5] == _GARBAGE_FRAME
     assert _GARBAGE_DE(out, ctx()) is not None
+
+
+def test_guid_prefix_frame_and_unrelated_headers(registry):
+    ser = JSONSerializer(COMPLEX, registry)
+    data = ser(COMPLEX_DOC, ctx())
+    guid = registry.get_latest_version("orders-value").guid
+    assert guid is not None
+    guid_frame = b"\x01" + uuid.UUID(str(guid)).bytes + data[5:]
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    for _ in range(2):
+        assert de(guid_frame, ctx()) == COMPLEX_DOC
+        assert de(data, ctx(headers=[("trace", b"x")])) == COMPLEX_DOC
+        with pytest.raises(serdes.ValidationError, match=r"\$\.lines\[1\]\.qty"):
+            bad = copy.deepcopy(COMPLEX_DOC)
+            bad["lines"][1]["qty"] = 0
+            de(guid_frame[:17] + orjson.dumps(bad), ctx())
+    assert CJSONDeserializer(None, schema_registry_client=registry)(guid_frame, ctx()) == COMPLEX_DOC
+
+
+def test_clear_cache_and_array_path(registry):
+    ser = JSONSerializer(COMPLEX, registry)
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    data = ser(COMPLEX_DOC, ctx())
+    de(data, ctx())
+    assert ser._inline and de._inline
+    ser.clear_cache()
+    de.clear_cache()
+    assert not ser._inline and not ser._encoders and not de._inline and not de._decoders
+    assert ser(COMPLEX_DOC, ctx()) == data and de(data, ctx()) == COMPLEX_DOC
+    bad = copy.deepcopy(COMPLEX_DOC)
+    bad["lines"][2]["price"]["currency"] = "CHF"
+    with pytest.raises(serdes.ValidationError) as info:
+        ser(bad, ctx())
+    assert info.value.json_path == "$.lines[2].price.currency"
+
+
+def test_none_is_none_even_when_schema_accepts_null(registry):
+    schema = json.dumps({"type": ["object", "null"]})
+    ser = JSONSerializer(schema, registry)
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    data = ser({"a": 1}, ctx())
+    for _ in range(2):
+        assert ser(None, ctx()) is None and de(None, ctx()) is None
+    assert ser.serialize_batch([None, {"a": 1}], ctx()) == [None, data]
+    # a JSON null payload (other producers) decodes to None, as in confluent-kafka
+    assert de(data[:5] + b"null", ctx()) is None is CJSONDeserializer(None, schema_registry_client=registry)(data[:5] + b"null", ctx())

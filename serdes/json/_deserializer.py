@@ -56,17 +56,17 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
     def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:  # type: ignore[override]
         """Decode one framed record (same call as confluent-kafka's JSONDeserializer)."""
         if data is not None and (ctx is None or not ctx.headers):
-            st = self._inline.get(data[:5])
-            if st is not None:
-                try:
-                    obj = _loads(data[5:])
-                    ok = st[0](obj)
-                except Exception:
-                    ok = False
-                if ok:
-                    if st[1] is not None:
-                        return st[1](obj, ctx)
-                    return obj
+            try:
+                st = self._inline.get(data[:5])
+                ok = st is not None and st[0](obj := _loads(data[5:]))
+            except Exception:  # unhashable input, bad JSON, ...: the generic path raises the typed error
+                ok = False
+            if ok:
+                if st[1] is not None:  # type: ignore[index]
+                    return st[1](obj, ctx)  # type: ignore[index]
+                return obj
+        if type(data) is bytearray:  # the frame cache is keyed by (hashable) bytes
+            data = bytes(data)
         return FastDeserializer.__call__(self, data, ctx)
 
     def _store(self, key: Any, header_value: Any, dec: Decoder) -> None:

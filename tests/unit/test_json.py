@@ -578,3 +578,12 @@ def test_none_is_none_even_when_schema_accepts_null(registry):
     assert ser.serialize_batch([None, {"a": 1}], ctx()) == [None, data]
     # a JSON null payload (other producers) decodes to None, as in confluent-kafka
     assert de(data[:5] + b"null", ctx()) is None is CJSONDeserializer(None, schema_registry_client=registry)(data[:5] + b"null", ctx())
+
+
+def test_bytearray_and_memoryview_input(registry):
+    data = JSONSerializer(STANDARD, registry)(STANDARD_DOC, ctx())
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    for _ in range(2):
+        assert de(bytearray(data), ctx()) == STANDARD_DOC
+        assert de(memoryview(data), ctx()) == STANDARD_DOC
+        assert de(data, ctx()) == STANDARD_DOC

@@ -5,7 +5,8 @@
 Prints ns per record for the ``standard`` and ``complex`` documents of
 :mod:`serdes.json._samples`, validation on (the default of both libraries), and the ratios
 serdes / confluent-kafka and serdes / raw floor (``orjson.loads`` + jsonschema-rs ``is_valid``
-for deserialize; ``is_valid`` + ``orjson.dumps`` for serialize).
+for deserialize; ``is_valid`` + ``orjson.dumps`` for serialize), per call and per record of
+``serialize_batch`` / ``deserialize_batch`` (100 records).
 
 The candidates are timed interleaved (serdes, floor, confluent-kafka, next repeat, ...) with
 timeit, R repeats of N calls each; the reported figure is the median of the repeats, and the
@@ -55,7 +56,10 @@ def run(number: int = 2000, repeat: int = 40) -> Dict[str, Dict[str, float]]:
         payload = data[5:]
         loads, dumps, is_valid = orjson.loads, orjson.dumps, rs.is_valid
         slow_n = max(number // 100, 20)
+        batch_docs, batch_data = [doc] * 100, [data] * 100
         fns = {
+            "de_batch": lambda: ours_de.deserialize_batch(batch_data, ctx),
+            "ser_batch": lambda: ours_ser.serialize_batch(batch_docs, ctx),
             "de_serdes": lambda: ours_de(data, ctx),
             "de_floor": lambda: is_valid(loads(payload)),
             "de_confluent": lambda: conf_de(data, ctx),
@@ -63,8 +67,11 @@ def run(number: int = 2000, repeat: int = 40) -> Dict[str, Dict[str, float]]:
             "ser_floor": lambda: is_valid(doc) and dumps(doc),
             "ser_confluent": lambda: conf_ser(doc, ctx),
         }
-        numbers = {k: (slow_n if k.endswith("confluent") else number) for k in fns}
+        numbers = {k: (slow_n if k.endswith("confluent") else number // 100 if k.endswith("batch") else number)
+                   for k in fns}
         times = _interleaved(fns, numbers, repeat)
+        for k in ("de_batch", "ser_batch"):
+            times[k] = [t / 100 for t in times[k]]  # per record
         r: Dict[str, float] = {}
         for k, v in times.items():
             r[k] = statistics.median(v)
@@ -73,6 +80,8 @@ def run(number: int = 2000, repeat: int = 40) -> Dict[str, Dict[str, float]]:
             r[op + "_vs_confluent"] = r[op + "_serdes"] / r[op + "_confluent"]
             r[op + "_vs_floor"] = r[op + "_serdes"] / r[op + "_floor"]
             r[op + "_vs_floor_best"] = r[op + "_serdes_best"] / r[op + "_floor_best"]
+            r[op + "_batch_vs_floor"] = r[op + "_batch"] / r[op + "_floor"]
+            r[op + "_batch_vs_floor_best"] = r[op + "_batch_best"] / r[op + "_floor_best"]
         results[name] = r
     return results
 
@@ -90,6 +99,10 @@ def main() -> None:
                 f"confluent {r[op + '_confluent']:9.0f} ns  floor {r[op + '_floor']:7.0f} ns "
                 f"(best {r[op + '_floor_best']:6.0f})  | vs confluent {r[op + '_vs_confluent']:.4f}x  "
                 f"vs floor {r[op + '_vs_floor']:.2f}x (best/best {r[op + '_vs_floor_best']:.2f}x)"
+            )
+            print(
+                f"      batch of 100: {r[op + '_batch']:8.0f} ns/record (best {r[op + '_batch_best']:6.0f})  "
+                f"vs floor {r[op + '_batch_vs_floor']:.2f}x (best/best {r[op + '_batch_vs_floor_best']:.2f}x)"
             )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import orjson
 from confluent_kafka.schema_registry import Schema
@@ -61,6 +61,34 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
                 except Exception:
                     pass  # the generic path raises the typed error
         return FastSerializer.__call__(self, obj, ctx)
+
+    def serialize_batch(self, objs: Iterable[Any], ctx: Optional[SerializationContext] = None) -> List[Optional[bytes]]:
+        """Encode a list of values for one ``(topic, field)``.
+
+        Same results and errors as calling the serializer per value; the inline path runs in one
+        loop (no call per value).
+        """
+        if ctx is None:
+            return FastSerializer.serialize_batch(self, objs, ctx)
+        key = (ctx.topic, ctx.field)
+        inline = self._inline
+        st = inline.get(key)
+        dumps = _dumps
+        call = self.__call__
+        out: List[Optional[bytes]] = []
+        append = out.append
+        for obj in objs:
+            if st is not None and obj is not None:
+                try:
+                    if st[1](obj):
+                        append(st[0] + dumps(obj))
+                        continue
+                except Exception:
+                    pass
+            append(call(obj, ctx))
+            if st is None:
+                st = inline.get(key)
+        return out
 
     def _first(self, obj: Any, ctx: Optional[SerializationContext], key: Any) -> Optional[bytes]:
         out = super()._first(obj, ctx, key)

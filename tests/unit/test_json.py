@@ -587,3 +587,28 @@ def test_bytearray_and_memoryview_input(registry):
         assert de(bytearray(data), ctx()) == STANDARD_DOC
         assert de(memoryview(data), ctx()) == STANDARD_DOC
         assert de(data, ctx()) == STANDARD_DOC
+
+
+def test_batch_equals_per_record_in_every_configuration(registry):
+    """The batch loops take the inline path when they can; results and errors match single calls."""
+    ser = JSONSerializer(STANDARD, registry)
+    to_dict_ser = JSONSerializer(STANDARD, registry, to_dict=lambda u, c: dataclasses.asdict(u))
+    docs = [dict(STANDARD_DOC, id=i) for i in range(10)]
+    batch = ser.serialize_batch([None] + docs, ctx("b"))  # the first record goes through confluent's path
+    assert batch == [None] + [ser(d, ctx("b")) for d in docs]
+    users = [User(i, "n", "e") for i in range(3)]
+    assert to_dict_ser.serialize_batch(users, ctx("u")) == [to_dict_ser(u, ctx("u")) for u in users]
+
+    from_dict = lambda d, c: User(d["id"], d["name"], d["email"])  # noqa: E731
+    plain = JSONDeserializer(None, schema_registry_client=registry)
+    objs = JSONDeserializer(None, from_dict=from_dict, schema_registry_client=registry)
+    mixed = batch + [bytearray(batch[1]), None]
+    assert plain.deserialize_batch(mixed, ctx("b")) == [plain(b, ctx("b")) for b in mixed]
+    assert plain.deserialize_batch(mixed, ctx("b")) == [None] + docs + [docs[0], None]
+    assert [u.id for u in objs.deserialize_batch(batch[1:], ctx("b"))] == list(range(10))
+    with pytest.raises(serdes.ValidationError, match=r"\$\.id"):
+        plain.deserialize_batch([batch[1], batch[1][:5] + b'{"id": "x", "name": "n", "email": "e"}'], ctx("b"))
+    with pytest.raises(serdes.CorruptPayloadError):
+        plain.deserialize_batch([batch[1], batch[1][:5] + b"{"], ctx("b"))
+    with pytest.raises(serdes.ValidationError, match=r"\$\.id"):
+        ser.serialize_batch([docs[0], dict(STANDARD_DOC, id="x")], ctx("b"))

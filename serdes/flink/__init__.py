@@ -63,3 +63,12 @@ from ._types import (
 __all__ = [name for name in dir() if not name.startswith("_")]
 from ._execute import FlinkJobError, execute, find_record_error  # noqa: E402
 __all__ += ["FlinkJobError", "execute", "find_record_error"]
+from ._rows import (  # noqa: E402
+    avro_row_converter,
+    avro_row_type_info,
+    avro_type_info,
+    json_schema_row_converter,
+    json_schema_row_type_info,
+)
+__all__ += ["avro_row_converter", "avro_row_type_info", "avro_type_info",
+            "json_schema_row_converter", "json_schema_row_type_info"]

@@ -1,0 +1,249 @@
+"""Avro / JSON Schema records -> Flink ``Row`` with a ``RowTypeInfo`` derived from the schema.
+
+Rows travel with PyFlink's native ``RowCoder`` (field by field, no pickling) and can be turned
+into a Table with ``t_env.from_data_stream(stream)``::
+
+    rows = decoded.map(sf.avro_row_converter(schema), output_type=sf.avro_row_type_info(schema))
+    table = t_env.from_data_stream(rows)
+"""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import json
+from typing import Any, Callable, Dict, List, Union
+
+from pyflink.common import Row, Types
+from pyflink.common.typeinfo import TypeInformation
+
+_BASIC = {
+    "boolean": Types.BOOLEAN,
+    "int": Types.INT,
+    "long": Types.LONG,
+    "float": Types.FLOAT,
+    "double": Types.DOUBLE,
+    "string": Types.STRING,
+}
+
+
+def _parse(schema: Union[str, dict, list]) -> Any:
+    if isinstance(schema, str):
+        s = schema.strip()
+        if s.startswith("{") or s.startswith("["):
+            return json.loads(s)
+        return s  # a primitive type name
+    return schema
+
+
+def _non_null(schema):
+    """``["null", X]`` -> X; other unions are not representable as one Flink type."""
+    if isinstance(schema, list):
+        rest = [s for s in schema if s != "null"]
+        if len(rest) != 1:
+            raise ValueError(f"Avro union {schema!r} has no single Flink type (only [\"null\", T] is supported)")
+        return rest[0]
+    return schema
+
+
+def avro_type_info(schema, named: Dict[str, Any] | None = None) -> TypeInformation:
+    """Flink ``TypeInformation`` for an Avro (sub)schema."""
+    named = {} if named is None else named
+    s = _non_null(_parse(schema))
+    if isinstance(s, str):
+        if s in _BASIC:
+            return _BASIC[s]()
+        if s == "bytes":
+            return Types.PRIMITIVE_ARRAY(Types.BYTE())
+        if s in named:
+            return avro_type_info(named[s], named)
+        raise ValueError(f"unsupported Avro type {s!r}")
+    t = s.get("type")
+    logical = s.get("logicalType")
+    if logical in ("timestamp-millis", "timestamp-micros", "local-timestamp-millis", "local-timestamp-micros"):
+        return Types.SQL_TIMESTAMP()
+    if logical == "date":
+        return Types.SQL_DATE()
+    if logical in ("time-millis", "time-micros"):
+        return Types.SQL_TIME()
+    if logical == "decimal":
+        return Types.BIG_DEC()
+    if logical == "uuid":
+        return Types.STRING()
+    if t == "record":
+        named[s["name"]] = s
+        if s.get("namespace"):
+            named[f"{s['namespace']}.{s['name']}"] = s
+        return Types.ROW_NAMED(
+            [f["name"] for f in s["fields"]], [avro_type_info(f["type"], named) for f in s["fields"]]
+        )
+    if t == "enum":
+        named[s["name"]] = s
+        return Types.STRING()
+    if t == "fixed":
+        named[s["name"]] = s
+        return Types.PRIMITIVE_ARRAY(Types.BYTE())
+    if t == "array":
+        elem = avro_type_info(s["items"], named)
+        return Types.LIST(elem)
+    if t == "map":
+        return Types.MAP(Types.STRING(), avro_type_info(s["values"], named))
+    return avro_type_info(t, named)
+
+
+def avro_row_type_info(schema) -> TypeInformation:
+    """``RowTypeInfo`` of an Avro record schema (JSON string or dict)."""
+    s = _non_null(_parse(schema))
+    if not (isinstance(s, dict) and s.get("type") == "record"):
+        raise ValueError("avro_row_type_info needs a record schema")
+    return avro_type_info(s)
+
+
+def _converter(schema, named) -> Callable[[Any], Any]:
+    s = _non_null(_parse(schema))
+    if isinstance(s, str):
+        if s in named:
+            return _converter(named[s], named)
+        return _identity
+    t = s.get("type")
+    logical = s.get("logicalType")
+    if logical in ("timestamp-millis", "timestamp-micros", "local-timestamp-millis", "local-timestamp-micros"):
+        return _naive_datetime
+    if t == "record":
+        named[s["name"]] = s
+        if s.get("namespace"):
+            named[f"{s['namespace']}.{s['name']}"] = s
+        names = [f["name"] for f in s["fields"]]
+        convs = [_converter(f["type"], named) for f in s["fields"]]
+        if all(c is _identity for c in convs):
+            return _RecordToRow(names, None)
+        return _RecordToRow(names, convs)
+    if t == "array":
+        inner = _converter(s["items"], named)
+        return _identity if inner is _identity else _ListOf(inner)
+    if t == "map":
+        inner = _converter(s["values"], named)
+        return _identity if inner is _identity else _MapOf(inner)
+    if t in ("enum", "fixed"):
+        named[s["name"]] = s
+    return _identity
+
+
+def _identity(v):
+    return v
+
+
+def _naive_datetime(v):
+    if isinstance(v, datetime.datetime) and v.tzinfo is not None:
+        return v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    return v
+
+
+class _RecordToRow:
+    __slots__ = ("names", "convs")
+
+    def __init__(self, names: List[str], convs):
+        self.names, self.convs = names, convs
+
+    def __getstate__(self):
+        return (self.names, self.convs)
+
+    def __setstate__(self, state):
+        self.names, self.convs = state
+
+    def __call__(self, rec):
+        if rec is None:
+            return None
+        if self.convs is None:
+            row = Row(*[rec.get(n) for n in self.names])
+        else:
+            row = Row(*[c(rec.get(n)) for n, c in zip(self.names, self.convs)])
+        row.set_field_names(self.names)
+        return row
+
+
+class _ListOf:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, v):
+        return None if v is None else [self.inner(x) for x in v]
+
+
+class _MapOf:
+    def __init__(self, inner):
+        self.inner = inner
+
+    def __call__(self, v):
+        return None if v is None else {k: self.inner(x) for k, x in v.items()}
+
+
+def avro_row_converter(schema) -> Callable[[dict], Row]:
+    """dict (as decoded by an Avro deserializer) -> ``Row`` matching :func:`avro_row_type_info`."""
+    return _converter(schema, {})
+
+
+# -- JSON Schema ----------------------------------------------------------------------------------
+
+_JSON_BASIC = {"string": Types.STRING, "integer": Types.LONG, "number": Types.DOUBLE, "boolean": Types.BOOLEAN}
+
+
+def _json_type(s: dict) -> Any:
+    t = s.get("type")
+    if isinstance(t, list):
+        rest = [x for x in t if x != "null"]
+        if len(rest) != 1:
+            raise ValueError(f"JSON Schema type {t!r} has no single Flink type")
+        t = rest[0]
+    return t
+
+
+def json_schema_type_info(schema) -> TypeInformation:
+    s = json.loads(schema) if isinstance(schema, str) else schema
+    t = _json_type(s)
+    if t in _JSON_BASIC:
+        return _JSON_BASIC[t]()
+    if t == "array":
+        return Types.LIST(json_schema_type_info(s.get("items", {"type": "string"})))
+    if t == "object":
+        props = s.get("properties") or {}
+        if not props:
+            raise ValueError("JSON Schema object without properties has no Row type")
+        return Types.ROW_NAMED(list(props), [json_schema_type_info(p) for p in props.values()])
+    raise ValueError(f"unsupported JSON Schema type {t!r}")
+
+
+def json_schema_row_type_info(schema) -> TypeInformation:
+    """``RowTypeInfo`` of a JSON Schema ``object`` (properties in declaration order)."""
+    return json_schema_type_info(schema)
+
+
+def _json_converter(s: dict):
+    t = _json_type(s)
+    if t == "object":
+        props = s.get("properties") or {}
+        return _RecordToRow(list(props), [_json_converter(p) for p in props.values()])
+    if t == "array":
+        inner = _json_converter(s.get("items", {"type": "string"}))
+        return _identity if inner is _identity else _ListOf(inner)
+    if t == "number":
+        return _to_float
+    return _identity
+
+
+def _to_float(v):
+    return None if v is None else float(v)
+
+
+def json_schema_row_converter(schema) -> Callable[[dict], Row]:
+    s = json.loads(schema) if isinstance(schema, str) else schema
+    return _json_converter(s)
+
+
+__all__ = [
+    "avro_type_info",
+    "avro_row_type_info",
+    "avro_row_converter",
+    "json_schema_row_type_info",
+    "json_schema_row_converter",
+]

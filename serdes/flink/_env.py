@@ -79,6 +79,10 @@ def create_env(
     conf.set_string("python.client.executable", sys.executable)
     if execution_mode:
         conf.set_string("python.execution-mode", execution_mode)
+    if not chaining:
+        # env.disable_operator_chaining() alone does not stop PyFlink from fusing consecutive
+        # Python operators into one Python operator (PythonOperatorChainingOptimizer).
+        conf.set_string("python.operator-chaining.enabled", "false")
     for k, v in (config or {}).items():
         conf.set_string(k, str(v))
     env = StreamExecutionEnvironment.get_execution_environment(conf)

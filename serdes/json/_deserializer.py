@@ -65,8 +65,6 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
                 if st[1] is not None:  # type: ignore[index]
                     return st[1](obj, ctx)  # type: ignore[index]
                 return obj
-        if type(data) is bytearray:  # the frame cache is keyed by (hashable) bytes
-            data = bytes(data)
         return FastDeserializer.__call__(self, data, ctx)
 
     def deserialize_batch(

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import io
 from typing import Any, Optional
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvroSerializer
 from confluent_kafka.serialization import SerializationContext
-from fastavro import schemaless_writer
 
 from .._serde import Encoder, FastSerializer
+from ._encgen import compile_encoder
 
 __all__ = ["AvroSerializer"]
 
@@ -31,16 +30,4 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
 
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
         parsed = self._get_parsed_schema(written_with) if written_with is not None else self._parsed_schema
-        to_dict = self._to_dict
-        strict = self._strict
-        strict_allow_default = self._strict_allow_default
-
-        def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
-            if to_dict is not None:
-                obj = to_dict(obj, ctx)
-            fo = io.BytesIO()
-            fo.write(prefix)
-            schemaless_writer(fo, parsed, obj, strict=strict, strict_allow_default=strict_allow_default)
-            return fo.getvalue()
-
-        return encode
+        return compile_encoder(parsed, prefix, self._strict, self._strict_allow_default, self._to_dict)

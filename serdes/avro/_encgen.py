@@ -32,7 +32,7 @@ from fastavro.write import LOGICAL_WRITERS
 
 from .._errors import ValidationError
 
-__all__ = ["compile_encoder"]
+__all__ = ["compile_encoder", "check_value"]
 
 _INT = (-(2**31), 2**31 - 1)
 _LONG = (-(2**63), 2**63 - 1)
@@ -241,14 +241,19 @@ class _EGen:
             raise _Unsupported(str(t))
 
 
+def check_value(parsed: Any, obj: Any, strict: bool = False) -> None:
+    """Raise :class:`ValidationError` (with the field path) unless ``obj`` validates against ``parsed``."""
+    try:
+        _fa_validate(obj, parsed, raise_errors=True, strict=strict)
+    except _FaValidationError as e:
+        raise ValidationError(f"value does not match the schema: {'; '.join(map(str, e.errors)) or e}") from None
+    except Exception as e:  # noqa: BLE001 - validate itself choked on the value
+        raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
+
+
 def _slow_encoder(parsed: Any, prefix: bytes, strict: bool, strict_allow_default: bool) -> Callable[[Any], bytes]:
     def slow(obj: Any) -> bytes:
-        try:
-            _fa_validate(obj, parsed, raise_errors=True, strict=strict)
-        except _FaValidationError as e:
-            raise ValidationError(f"value does not match the schema: {'; '.join(map(str, e.errors)) or e}") from None
-        except Exception as e:  # noqa: BLE001 - validate itself choked on the value
-            raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
+        check_value(parsed, obj, strict)
         fo = io.BytesIO()
         fo.write(prefix)
         try:

@@ -193,7 +193,8 @@ def produce(bootstrap, registry, fmt, topic, n):
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.serialization import MessageField, SerializationContext
 
-    AdminClient({"bootstrap.servers": bootstrap}).create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
     client = SchemaRegistryClient({"url": registry})
     if fmt == "avro":
         from confluent_kafka.schema_registry.avro import AvroSerializer

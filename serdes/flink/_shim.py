@@ -40,21 +40,35 @@ def _sources() -> list[Path]:
     return sorted(JAVA_SRC.rglob("*.java"))
 
 
-def shim_jar(connector_jar: str | os.PathLike | None = None) -> Path:
-    """Return the compiled shim jar, compiling it with ``javac`` if needed."""
-    connector = Path(connector_jar) if connector_jar else kafka_connector_jar()
+PREBUILT_DIR = JAVA_SRC / "prebuilt"
+
+
+def shim_hash(connector_name: str) -> str:
     h = hashlib.sha256()
     for src in _sources():
         h.update(src.name.encode())
         h.update(src.read_bytes())
-    h.update(connector.name.encode())
+    h.update(connector_name.encode())
     import pyflink.version
 
     h.update(pyflink.version.__version__.encode())
-    out = cache_dir() / "serdes-flink-shim" / f"serdes-flink-shim-{h.hexdigest()[:16]}.jar"
+    return h.hexdigest()[:16]
+
+
+def shim_jar(connector_jar: str | os.PathLike | None = None) -> Path:
+    """Return the compiled shim jar: cached, else compiled with ``javac``, else the prebuilt one.
+
+    A prebuilt jar (``serdes/flink/java/prebuilt``, built by ``python -m serdes.flink.build_shim``
+    for the pinned connector and PyFlink versions) covers machines with a JRE but no JDK.
+    """
+    connector = Path(connector_jar) if connector_jar else kafka_connector_jar()
+    name = f"serdes-flink-shim-{shim_hash(connector.name)}.jar"
+    out = cache_dir() / "serdes-flink-shim" / name
     if out.is_file():
         return out
     javac = shutil.which("javac")
+    if javac is None and (PREBUILT_DIR / name).is_file():
+        return PREBUILT_DIR / name
     if javac is None:
         raise ConnectorJarError(
             "`javac` (a JDK 17+) is needed once to compile serdes' Kafka record shim; "

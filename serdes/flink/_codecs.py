@@ -42,12 +42,20 @@ def resolve_class(fmt: str, role: str, impl: str = "auto") -> type:
     return getattr(importlib.import_module(theirs), name)
 
 
+#: confluent-kafka's SchemaRegistryClient has no request timeout by default; a registry that
+#: never answers would stall the Flink operator (and with it the job) forever.
+DEFAULT_REGISTRY_TIMEOUT = 30
+
+
 def _registry_conf(registry: Any) -> Dict[str, Any]:
     if isinstance(registry, str):
-        return {"url": registry}
-    if isinstance(registry, dict):
-        return dict(registry)
-    raise TypeError("registry must be a URL string or a SchemaRegistryClient config dict")
+        conf: Dict[str, Any] = {"url": registry}
+    elif isinstance(registry, dict):
+        conf = dict(registry)
+    else:
+        raise TypeError("registry must be a URL string or a SchemaRegistryClient config dict")
+    conf.setdefault("timeout", DEFAULT_REGISTRY_TIMEOUT)
+    return conf
 
 
 class SerdeSpec:

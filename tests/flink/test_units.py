@@ -40,7 +40,7 @@ def test_specs_pickle_without_clients():
     spec = sf.avro("http://127.0.0.1:1")
     fn = sf.DecodeFunction(spec, on_error="dead_letter")
     again = cloudpickle.loads(cloudpickle.dumps(fn))
-    assert again.value_spec.registry_conf == {"url": "http://127.0.0.1:1"}
+    assert again.value_spec.registry_conf == {"url": "http://127.0.0.1:1", "timeout": 30}
     assert again._value_de is None
 
 

@@ -221,8 +221,11 @@ def count_topic(bootstrap, topic):
     return hi - lo
 
 
+MODE = "process"
+
+
 def run(kind, fmt, bootstrap, registry, t_in, expected):
-    env = sf.create_env()  # jars + python.executable for both (the baseline needs the connector too)
+    env = sf.create_env(execution_mode=MODE)  # jars + python.executable for both (the baseline needs the connector too)
     t_out = f"bench-out-{kind}-{fmt}-{uuid.uuid4().hex[:6]}"
     (baseline_job if kind == "baseline" else serdes_job)(env, fmt, bootstrap, registry, t_in, t_out)
     t0 = time.perf_counter()
@@ -240,9 +243,12 @@ def main(argv=None):
     ap.add_argument("--formats", default="avro,protobuf")
     ap.add_argument("--bootstrap")
     ap.add_argument("--registry")
+    ap.add_argument("--mode", default="process", choices=["process", "thread"])
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
     n, n0 = args.records, args.small
+    global MODE
+    MODE = args.mode
 
     with contextlib.ExitStack() as stack:
         bootstrap = args.bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
@@ -271,15 +277,16 @@ def main(argv=None):
             results[f"{fmt}/speedup"] = round(o["records_per_s_marginal"] / b["records_per_s_marginal"], 2)
 
     out = {"benchmark": "flink_e2e", "records": n, "small": n0, "python": platform.python_version(),
-           "cpus": os.cpu_count(), "parallelism": 1, "mode": "process", "results": results,
+           "cpus": os.cpu_count(), "parallelism": 1, "mode": args.mode, "results": results,
            "target": "serdes >= 2x baseline records/s"}
     d = Path(args.out)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "flink_e2e.json").write_text(json.dumps(out, indent=2) + "\n")
+    suffix = "" if args.mode == "process" else f"_{args.mode}"
+    (d / f"flink_e2e{suffix}.json").write_text(json.dumps(out, indent=2) + "\n")
     md = ["# flink_e2e", "",
           f"Kafka -> decode -> key_by customer + keyed ValueState running total -> encode -> Kafka; "
           f"N={n:,} records (marginal rate against N0={n0:,} to remove start-up), parallelism 1, "
-          f"process mode, {os.cpu_count()} CPUs, Python {platform.python_version()}, local KRaft broker + registry.",
+          f"`python.execution-mode={args.mode}`, {os.cpu_count()} CPUs, Python {platform.python_version()}, local KRaft broker + registry.",
           "", "| format | pipeline | T(N) s | T(N0) s | records/s (wall, N) | records/s (marginal) |",
           "|---|---|---|---|---|---|"]
     for fmt in args.formats.split(","):
@@ -289,7 +296,7 @@ def main(argv=None):
             md.append(f"| {fmt} | {label} | {r['seconds']} | {r['seconds_small']} | "
                       f"{r['records_per_s_wall']:,} | {r['records_per_s_marginal']:,} |")
         md.append(f"| {fmt} | **speedup (marginal)** | | | | **{results[f'{fmt}/speedup']}x** |")
-    (d / "flink_e2e.md").write_text("\n".join(md) + "\n")
+    (d / f"flink_e2e{suffix}.md").write_text("\n".join(md) + "\n")
     print(json.dumps(out, indent=2))
 
 

@@ -13,29 +13,58 @@ from ._shim import shim_jar
 _CONFIGURED_ATTR = "_serdes_configured"
 
 
-def _serdes_needs_shipping() -> Optional[Path]:
-    """serdes' package dir when it is not importable from site-packages (e.g. a source checkout)."""
+def _fresh_interpreter_finds(pkg: Path) -> bool:
+    """Does a fresh ``sys.executable`` (no PYTHONPATH, cwd=/) import this very serdes package?"""
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", "import serdes, os; print(os.path.dirname(os.path.abspath(serdes.__file__)))"],
+            cwd="/", env=env, capture_output=True, text=True, timeout=60,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and Path(out.stdout.strip()).resolve() == pkg
+
+
+def _worker_pythonpath() -> Optional[Path]:
+    """A stable directory holding only a ``serdes`` symlink, or ``None`` when serdes is installed.
+
+    The workers must import the same serdes as the client.  Shipping a copy with
+    ``add_python_file`` breaks thread mode across jobs (the embedded interpreter keeps
+    ``serdes`` in ``sys.modules`` while the per-job copy is deleted) and shipping the package
+    directory itself would shadow top-level modules (``serdes/avro`` as ``avro``), so a source
+    checkout is put on the workers' path with ``python.pythonpath`` instead.
+    """
+    import hashlib
+
     import serdes
 
     pkg = Path(serdes.__file__).resolve().parent
-    if "site-packages" in pkg.parts or "dist-packages" in pkg.parts:
+    if _fresh_interpreter_finds(pkg):
         return None
-    return pkg
+    from ._jars import cache_dir
 
-
-def _shipping_root(pkg: Path) -> Path:
-    """A directory whose only child is a copy of the serdes package.
-
-    ``add_python_file(dir)`` puts ``dir`` itself on the workers' ``sys.path``; shipping the
-    package directory directly would make ``serdes/avro`` importable as a top-level ``avro``
-    and shadow the real one, so ship a wrapper directory instead.
-    """
-    import shutil
-    import tempfile
-
-    root = Path(tempfile.mkdtemp(prefix="serdes-pyfiles-"))
-    shutil.copytree(pkg, root / "serdes", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "java"))
+    root = cache_dir() / "pythonpath" / hashlib.sha256(str(pkg).encode()).hexdigest()[:12]
+    link = root / "serdes"
+    if not (link.is_symlink() and link.resolve() == pkg):
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = root / f".serdes.{os.getpid()}"
+        if tmp.is_symlink() or tmp.exists():
+            tmp.unlink()
+        tmp.symlink_to(pkg, target_is_directory=True)
+        os.replace(tmp, link)
     return root
+
+
+def _env_config(env):
+    from pyflink.java_gateway import get_gateway
+
+    jvm = get_gateway().jvm
+    return jvm.org.apache.flink.python.util.PythonConfigUtil.getEnvironmentConfig(
+        env._j_stream_execution_environment
+    )
 
 
 def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: bool = True):
@@ -45,7 +74,7 @@ def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: 
       compiled record shim with ``env.add_jars``;
     * sets ``python.executable`` to ``sys.executable`` (local runs otherwise spawn ``python``
       from PATH, which may lack serdes/pyflink);
-    * ships the serdes package to the Python workers when it is a source checkout.
+    * puts a source checkout of serdes on the Python workers' path (``python.pythonpath``).
 
     Idempotent per environment. Returns ``env``.
     """
@@ -56,9 +85,13 @@ def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: 
     env.add_jars(jar_url(connector), jar_url(shim))
     env.set_python_executable(sys.executable)
     if ship_serdes:
-        pkg = _serdes_needs_shipping()
-        if pkg is not None:
-            env.add_python_file(str(_shipping_root(pkg)))
+        root = _worker_pythonpath()
+        if root is not None:
+            conf = _env_config(env)
+            current = conf.toMap().get("python.pythonpath")
+            paths = [p for p in (current or "").split(os.pathsep) if p]
+            if str(root) not in paths:
+                conf.setString("python.pythonpath", os.pathsep.join(paths + [str(root)]))
     setattr(env, _CONFIGURED_ATTR, True)
     return env
 

@@ -617,6 +617,20 @@ def markdown_table(report: Dict[str, Any]) -> str:
             f"{_fmt_ns(la['floor'])} | {_fmt_ratio(r['serdes/confluent'])} | {_fmt_ratio(r['serdes/floor'])} | "
             f"{target} | {met} |"
         )
+    met_n, total, missed = 0, 0, []
+    for g in report["results"]:
+        for key in ("serdes/confluent", "serdes/floor"):
+            m = g["met"][key]
+            if m is None:
+                continue
+            total += 1
+            met_n += bool(m)
+            if not m:
+                op = "<" if key == "serdes/floor" and g["targets"]["floor_strict"] else "≤"
+                missed.append(f"{g['format']} {g['size']} {g['direction']} {key.replace('serdes', 'ours')} "
+                              f"{_fmt_ratio(g['ratios'][key])} (target {op}{g['targets'][key]:g})")
+    if total:
+        lines += ["", f"Targets met: {met_n} of {total}." + (" Missed: " + "; ".join(missed) + "." if missed else "")]
     notes = []
     for g in report["results"]:
         for name in LANES:

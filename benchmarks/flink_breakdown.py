@@ -1,0 +1,104 @@
+"""Where does an end-to-end PyFlink Kafka job spend its time?  Cumulative pipeline variants.
+
+    read-only            Kafka -> shim rows -> trivial Python map -> discard
+    read+decode          ... + Avro decode (serdes) in the Python worker
+    decode+encode+write  ... + map + Avro encode + KafkaSink (no key_by)
+    full                 ... + key_by customer + KeyedProcessFunction with ValueState
+
+Each variant runs on the same N-record topic; the difference between consecutive rows is what
+that stage costs per record.  ``python benchmarks/flink_breakdown.py [--records 60000]
+[--mode process|thread]``; writes benchmarks/results/flink_breakdown_<mode>.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pyflink.common import Types  # noqa: E402
+
+from benchmarks.flink_e2e import TOTAL_AVRO, DictTotals, dict_customer, produce  # noqa: E402
+from benchmarks.flink_transport import discarding_sink  # noqa: E402
+from serdes import flink as sf  # noqa: E402
+
+VARIANTS = ("read-only", "read+decode", "decode+encode+write", "full")
+
+
+def one(o):
+    return 1
+
+
+def to_total(o):
+    return {"customer": o["customer"], "count": 1, "total_cents": o["amount_cents"]}
+
+
+def job(variant, mode, bs, reg, t_in):
+    env = sf.create_env(execution_mode=mode)
+    out = "breakdown-out-" + uuid.uuid4().hex[:6]
+    if variant == "read-only":
+        sf.read_records(env, bs, t_in, bounded=True).map(one, output_type=Types.INT()).sink_to(discarding_sink())
+    else:
+        d = sf.read_kafka(env, bs, t_in, sf.avro(reg), bounded=True)
+        if variant == "read+decode":
+            d.map(one, output_type=Types.INT()).sink_to(discarding_sink())
+        elif variant == "decode+encode+write":
+            sf.write_kafka(d.map(to_total), bs, out, sf.avro_serializer(reg, TOTAL_AVRO))
+        else:
+            tot = d.key_by(dict_customer, key_type=Types.STRING()).process(DictTotals())
+            sf.write_kafka(tot, bs, out, sf.avro_serializer(reg, TOTAL_AVRO))
+    t = time.perf_counter()
+    env.execute(variant)
+    return time.perf_counter() - t
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=60_000)
+    ap.add_argument("--mode", default="process", choices=["process", "thread"])
+    ap.add_argument("--bootstrap")
+    ap.add_argument("--registry")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    args = ap.parse_args(argv)
+    n = args.records
+    with contextlib.ExitStack() as stack:
+        bs = args.bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
+        reg = args.registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
+        if not (bs and reg):
+            from serdes.testing import local_servers
+            s = stack.enter_context(local_servers())
+            bs, reg = s.bootstrap_servers, s.registry_url
+        t_in = f"breakdown-in-{uuid.uuid4().hex[:6]}"
+        produce(bs, reg, "avro", t_in, n)
+        job("read-only", args.mode, bs, reg, t_in)  # warm-up
+        times = {}
+        for v in VARIANTS:
+            times[v] = round(job(v, args.mode, bs, reg, t_in), 2)
+            print(args.mode, v, times[v], flush=True)
+    out = {"benchmark": "flink_breakdown", "records": n, "mode": args.mode, "cpus": os.cpu_count(),
+           "seconds": times}
+    d = Path(args.out)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"flink_breakdown_{args.mode}.json").write_text(json.dumps(out, indent=2) + "\n")
+    md = [f"# flink_breakdown ({args.mode} mode)", "",
+          f"{n:,} Avro records, parallelism 1, {os.cpu_count()} CPUs; wall time per job incl. ~2-4 s start-up.", "",
+          "| variant | seconds | added vs previous (µs/record) |", "|---|---|---|"]
+    prev = None
+    for v in VARIANTS:
+        added = "" if prev is None else f"{(times[v] - times[prev]) / n * 1e6:,.0f}"
+        md.append(f"| {v} | {times[v]} | {added} |")
+        prev = v
+    (d / f"flink_breakdown_{args.mode}.md").write_text("\n".join(md) + "\n")
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,15 @@
+"""`python -m serdes.demo` against the test servers (small record count)."""
+
+import pytest
+
+pytestmark = [pytest.mark.flink, pytest.mark.integration, pytest.mark.timeout(300)]
+
+
+def test_demo_runs_and_accounts_for_every_record(kafka_bootstrap, registry_url, capsys):
+    from serdes.demo.__main__ import main
+
+    rc = main(["-n", "300", "--bootstrap", kafka_bootstrap, "--registry", registry_url])
+    out = capsys.readouterr().out
+    assert rc == 0, out
+    assert "records out      : 900" in out
+    assert "dead-lettered    : 6" in out

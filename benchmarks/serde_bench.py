@@ -542,6 +542,9 @@ def group_report(g: Group) -> Dict[str, Any]:
         "payload_bytes": g.payload_bytes,
         "check": g.check,
         "lanes": lanes,
+        # what serdes adds over the bare codec per record (framing, cache lookup, the call), in ns
+        "serdes_minus_floor_ns": (lanes["serdes"]["median_ns"] - lanes["floor"]["median_ns"])
+        if lanes["serdes"].get("median_ns") and lanes["floor"].get("median_ns") else None,
         "ratios": {
             "serdes/confluent": r_conf,
             "serdes/floor": r_floor,

@@ -14,7 +14,7 @@ Writing::
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Union
 
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyflink.common import Types, WatermarkStrategy
@@ -26,7 +26,6 @@ from pyflink.datastream.connectors.kafka import (
     KafkaSink,
     KafkaSource,
 )
-from pyflink.util.java_utils import load_java_class
 
 from serdes._errors import RecordLocation, SerdesError
 
@@ -243,8 +242,13 @@ def read_kafka(
     properties: Optional[Dict[str, str]] = None,
     name: Optional[str] = None,
     skip_tombstones: bool = True,
+    convert: Optional[Callable[[Any], Any]] = None,
 ):
     """One call: Kafka topic(s) -> DataStream of decoded values.
+
+    ``convert`` is applied to each decoded value (or :class:`KafkaRecord`) in the same operator,
+    e.g. ``convert=avro_row_converter(schema), output_type=avro_row_type_info(schema)`` gives a
+    stream of ``Row`` for the Table API.
 
     Failed records follow ``on_error`` (see :class:`DecodeFunction`); with ``"dead_letter"``
     get them with ``stream.get_side_output(DEAD_LETTER_TAG)`` (or :func:`dead_letters`).
@@ -263,16 +267,23 @@ def read_kafka(
     )
     from ._types import BytesCodecTypeInfo, TypedStream
 
-    emit = None
+    emit = convert
     j_type = output_type
     if isinstance(output_type, BytesCodecTypeInfo):
-        emit = output_type.encoder()
-        j_type = output_type
+        emit = output_type.encoder() if convert is None else _Compose(convert, output_type.encoder())
     fn = DecodeFunction(value, key, on_error, include_metadata, skip_tombstones, emit)
     decoded = rows.process(fn, output_type=j_type).name("serdes-decode")
     if isinstance(output_type, BytesCodecTypeInfo):
         return TypedStream(decoded, output_type)
     return decoded
+
+
+class _Compose:
+    def __init__(self, first, second) -> None:
+        self.first, self.second = first, second
+
+    def __call__(self, value):
+        return self.second(self.first(value))
 
 
 def dead_letters(stream) -> DataStream:

@@ -19,7 +19,7 @@ state whose ``value()``/``update()`` take message objects).
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Optional
 
 from pyflink.common import Types
 from pyflink.common.typeinfo import PrimitiveArrayTypeInfo, TypeInformation

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Callable, List, Tuple
+from typing import Callable, List
 
 import pytest
 

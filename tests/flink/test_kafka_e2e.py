@@ -318,3 +318,17 @@ def test_poison_pill_dead_letter(kafka_bootstrap, registry_url, new_topic, produ
         assert h["serdes.dlq.reason"]
         assert m.key() == b"k"
     assert sorted(got) == [(5, b"\x07not-avro"), (17, b"\x00\x00\x00\x7f\xff\x01\x02")]
+
+
+def test_read_kafka_convert_to_rows(kafka_bootstrap, registry_url, new_topic, produce):
+    """``convert=avro_row_converter`` + ``output_type=avro_row_type_info``: Rows in one operator."""
+    client = SchemaRegistryClient({"url": registry_url})
+    t_in = new_topic("rows-in")
+    ser = _ser("avro", client, ORDER_AVRO)
+    inputs = orders(20)
+    produce(t_in, [(None, ser(o, SerializationContext(t_in, MessageField.VALUE))) for o in inputs])
+    env = sf.create_env()
+    rows = sf.read_kafka(env, kafka_bootstrap, t_in, sf.avro(registry_url), bounded=True,
+                         convert=sf.avro_row_converter(ORDER_AVRO), output_type=sf.avro_row_type_info(ORDER_AVRO))
+    got = sorted(r.order_id for r in rows.execute_and_collect())
+    assert got == sorted(o["order_id"] for o in inputs)

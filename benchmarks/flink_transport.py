@@ -170,6 +170,7 @@ def main(argv=None):
         "# flink_transport",
         "",
         f"{n:,} records, parallelism 1, operator chaining disabled, `python.execution-mode={args.mode}`, "
+        f"`python.fn-execution.bundle.size={sf.DEFAULT_BUNDLE_SIZE}` (create_env default), "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}; best of {args.repeat}.",
         "Pipeline: sequence -> make Order -> N x map hop -> count -> discard. Message: "
         f"{micro['message_bytes']} bytes on the wire.",

@@ -22,7 +22,7 @@ from ._codecs import (
     protobuf_serializer,
     resolve_class,
 )
-from ._env import configure, create_env, from_sequence
+from ._env import DEFAULT_BUNDLE_SIZE, configure, create_env, from_sequence
 from ._jars import (
     CONNECTOR_VERSION,
     ConnectorJarError,

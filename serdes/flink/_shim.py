@@ -40,9 +40,6 @@ def _sources() -> list[Path]:
     return sorted(JAVA_SRC.rglob("*.java"))
 
 
-PREBUILT_DIR = JAVA_SRC / "prebuilt"
-
-
 def shim_hash(connector_name: str) -> str:
     h = hashlib.sha256()
     for src in _sources():
@@ -56,10 +53,10 @@ def shim_hash(connector_name: str) -> str:
 
 
 def shim_jar(connector_jar: str | os.PathLike | None = None) -> Path:
-    """Return the compiled shim jar: cached, else compiled with ``javac``, else the prebuilt one.
+    """Return the compiled shim jar: cached, else compiled now with ``javac`` (about 3 s, once).
 
-    A prebuilt jar (``serdes/flink/java/prebuilt``, built by ``python -m serdes.flink.build_shim``
-    for the pinned connector and PyFlink versions) covers machines with a JRE but no JDK.
+    No jar ships in the package (jars are built or fetched into the cache, never committed), so a
+    machine needs a JDK's ``javac`` the first time.
     """
     connector = Path(connector_jar) if connector_jar else kafka_connector_jar()
     name = f"serdes-flink-shim-{shim_hash(connector.name)}.jar"
@@ -67,12 +64,10 @@ def shim_jar(connector_jar: str | os.PathLike | None = None) -> Path:
     if out.is_file():
         return out
     javac = shutil.which("javac")
-    if javac is None and (PREBUILT_DIR / name).is_file():
-        return PREBUILT_DIR / name
     if javac is None:
         raise ConnectorJarError(
-            "`javac` (a JDK 17+) is needed once to compile serdes' Kafka record shim; "
-            "install openjdk-17-jdk-headless."
+            "`javac` (a JDK 17+) is needed once to compile serdes' Kafka record shim "
+            f"(cached at {out}); install openjdk-17-jdk-headless."
         )
     classpath = [str(connector)] + [str(p) for p in sorted(_pyflink_lib().glob("flink-dist*.jar"))]
     out.parent.mkdir(parents=True, exist_ok=True)

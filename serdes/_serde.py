@@ -116,6 +116,20 @@ class FastDeserializer:
     # -- hot path ---------------------------------------------------------------------------------
     def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
         """Decode one framed record (same call as confluent-kafka's deserializers)."""
+        # The common case first: magic 0 + 4-byte id, no headers, a schema seen before. Its cache
+        # key is the 5 frame bytes (GUID keys are 17 bytes and subject-keyed ones tuples, so a hit
+        # can only be a magic-0 frame whose payload starts at 5).
+        if data.__class__ is bytes and (ctx is None or not ctx.headers):
+            dec = self._decoders.get(data[:5])
+            if dec is not None:
+                try:
+                    return dec(data, 5, ctx)
+                except Exception as e:
+                    raise _wrap_unexpected(e, data, ctx, int.from_bytes(data[1:5], "big")) from e
+        return self._decode_any(data, ctx)
+
+    def _decode_any(self, data: Optional[bytes], ctx: Optional[SerializationContext]) -> Any:
+        """Every framing: header-carried ids, GUIDs, subject-keyed readers, cache misses."""
         if data is None:
             return None
         if data.__class__ is not bytes:

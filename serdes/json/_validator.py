@@ -25,7 +25,7 @@ validator with confluent-kafka's ``referencing.Registry``:
   only on the serializer side; a decoded JSON document is always readable.
 
 fastjsonschema was measured and not used: it is 6-20x slower than jsonschema-rs on the documents in
-``serdes.json._samples`` (it generates Python code), supports drafts 4/6/7 only, and fills in
+``tests/json_samples.py`` (it generates Python code), supports drafts 4/6/7 only, and fills in
 ``default`` values (mutating the document), which confluent-kafka does not.
 """
 

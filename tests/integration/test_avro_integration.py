@@ -18,11 +18,12 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
-from serdes.avro._bench import COMPLEX, records
+from benchmarks.serde_cases import AVRO_SCHEMAS, records
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-CPX = records()["complex"][1]
+COMPLEX = AVRO_SCHEMAS["complex"]
+CPX = records("avro", "complex", 1)[0]
 
 
 def _recs(n: int) -> List[dict]:

@@ -17,7 +17,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext, Se
 
 import serdes
 from serdes.json import JSONDeserializer, JSONSerializer
-from serdes.json._samples import COMPLEX_DOC, COMPLEX_SCHEMA
+from tests.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

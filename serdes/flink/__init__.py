@@ -60,6 +60,8 @@ from ._types import (
     get_typed_state,
 )
 
+from ._state import StateSchemaIncompatibleError, stop_with_savepoint, trigger_savepoint
+
 __all__ = [name for name in dir() if not name.startswith("_")]
 from ._execute import FlinkJobError, execute, find_record_error  # noqa: E402
 __all__ += ["FlinkJobError", "execute", "find_record_error"]

@@ -414,8 +414,15 @@ def write_kafka(
     delivery_guarantee: DeliveryGuarantee = DeliveryGuarantee.AT_LEAST_ONCE,
     properties: Optional[Dict[str, str]] = None,
     name: Optional[str] = None,
+    transactional_id_prefix: Optional[str] = None,
 ):
-    """Encode ``stream`` in Python with registry framing and write it with a Java KafkaSink."""
+    """Encode ``stream`` in Python with registry framing and write it with a Java KafkaSink.
+
+    Exactly-once: ``delivery_guarantee=DeliveryGuarantee.EXACTLY_ONCE``, a
+    ``transactional_id_prefix`` unique per job, checkpointing on, and
+    ``properties={"transaction.timeout.ms": ...}`` not above the broker's
+    ``transaction.max.timeout.ms`` (15 min by default; KafkaSink's default is 1 h).
+    """
     from ._types import TypedStream
 
     decode_input = None
@@ -427,7 +434,8 @@ def write_kafka(
         EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn, decode_input),
         output_type=PRODUCER_ROW_TYPE,
     ).name("serdes-encode")
-    return rows.sink_to(kafka_record_sink(bootstrap_servers, topic, delivery_guarantee, properties)).name(
+    sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee, properties, transactional_id_prefix)
+    return rows.sink_to(sink).name(
         name or f"kafka-sink:{topic}"
     )
 

@@ -150,15 +150,23 @@ class DynamicProtobufTypeInformation(BytesCodecTypeInfo):
 
 
 class ProtobufValueStateDescriptor(ValueStateDescriptor):
-    """``ValueStateDescriptor`` storing messages as wire bytes (``byte[]`` state serializer)."""
+    """``ValueStateDescriptor`` storing messages as wire bytes (``byte[]`` state serializer).
 
-    def __init__(self, name: str, type_info) -> None:
+    ``retain_descriptor=True`` (default, protobuf type infos only) also keeps the writer's
+    ``FileDescriptorSet`` in keyed state ``<name>.serdes-descriptor`` and checks it against the
+    job's class on the first access after a restore (see ``serdes/flink/_state.py``);
+    an incompatible change raises :class:`~serdes.flink.StateSchemaIncompatibleError`.
+    """
+
+    def __init__(self, name: str, type_info, retain_descriptor: bool = True) -> None:
         if not isinstance(type_info, BytesCodecTypeInfo):
             type_info = ProtobufTypeInformation(type_info)
         super().__init__(name, Types.PRIMITIVE_ARRAY(Types.BYTE()))
         self.codec_type_info = type_info
         self._dec = type_info.decoder()
         self._enc = type_info.encoder()
+        self.retain_descriptor = retain_descriptor and isinstance(
+            type_info, (ProtobufTypeInformation, DynamicProtobufTypeInformation))
 
 
 class CodecValueState:
@@ -185,6 +193,15 @@ def get_typed_state(runtime_context, descriptor):
     raw = runtime_context.get_state(descriptor)
     if isinstance(descriptor, ProtobufValueStateDescriptor):
         _fix_embedded_bytes_state(raw)
+        if getattr(descriptor, "retain_descriptor", False):
+            from ._state import DESCRIPTOR_STATE_SUFFIX, SchemaCheckedValueState, descriptor_set_bytes
+
+            fds, full_name = descriptor_set_bytes(descriptor.codec_type_info)
+            name = descriptor.get_name()
+            schema = runtime_context.get_state(
+                ValueStateDescriptor(name + DESCRIPTOR_STATE_SUFFIX, Types.PRIMITIVE_ARRAY(Types.BYTE())))
+            _fix_embedded_bytes_state(schema)
+            return SchemaCheckedValueState(raw, schema, descriptor._dec, descriptor._enc, fds, full_name, name)
         return CodecValueState(raw, descriptor._dec, descriptor._enc)
     return raw
 

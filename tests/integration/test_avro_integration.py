@@ -6,12 +6,10 @@ import copy
 import datetime
 import decimal
 import json
-import time
 import uuid
-from typing import Any, Callable, List, Tuple
+from typing import List
 
 import pytest
-from confluent_kafka import Consumer, Producer
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.avro import AvroDeserializer as CDeser
 from confluent_kafka.schema_registry.avro import AvroSerializer as CSer
@@ -20,6 +18,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
+from tests.kafka_io import consume_keyed, produce_values
 from serdes.avro import AvroDeserializer, AvroSerializer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
@@ -87,43 +86,12 @@ def _recs(n: int) -> List[dict]:
     return out
 
 
-def _produce(bootstrap: str, topic: str, values: List[Any], serialize: Callable[[Any, SerializationContext], bytes],
-             start: int = 0) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for i, v in enumerate(values, start):
-        producer.produce(topic, key=str(i).encode(), value=serialize(v, SerializationContext(topic, MessageField.VALUE)))
-    assert producer.flush(60) == 0
-
-
-def _consume(bootstrap: str, topic: str, n: int, deserialize: Callable[[bytes, SerializationContext], Any],
-             group: str) -> List[Tuple[int, Any]]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False})
-    consumer.subscribe([topic])
-    got: List[Tuple[int, Any]] = []
-    deadline = time.monotonic() + 90
-    try:
-        while len(got) < n and time.monotonic() < deadline:
-            msg = consumer.poll(1.0)
-            if msg is None:
-                continue
-            assert msg.error() is None, msg.error()
-            ctx = SerializationContext(msg.topic(), MessageField.VALUE, msg.headers())
-            got.append((int(msg.key()), deserialize(msg.value(), ctx)))
-        # nothing beyond n (no duplicates)
-        extra = consumer.poll(2.0)
-        assert extra is None or extra.error() is not None
-    finally:
-        consumer.close()
-    return sorted(got, key=lambda kv: kv[0])
-
-
 def test_produce_consume_all_equal_none_lost(kafka_bootstrap: str, registry_url: str, unique_name: str) -> None:
     client = SchemaRegistryClient({"url": registry_url})
     recs = _recs(300)
-    _produce(kafka_bootstrap, unique_name, recs, AvroSerializer(client, json.dumps(COMPLEX)))  # auto-register
+    produce_values(kafka_bootstrap, unique_name, recs, AvroSerializer(client, json.dumps(COMPLEX)))  # auto-register
     de = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
-    got = _consume(kafka_bootstrap, unique_name, len(recs), de, unique_name)
+    got = consume_keyed(kafka_bootstrap, unique_name, len(recs), de, unique_name)
     assert [k for k, _ in got] == list(range(len(recs)))
     assert [v for _, v in got] == recs
     assert len(de._decoders) == 1
@@ -144,11 +112,11 @@ def test_evolution_in_real_registry(kafka_bootstrap: str, registry_url: str, uni
     client.set_config(subject_name=subject, config=ServerConfig(compatibility=ConfigCompatibilityLevel.BACKWARD))
     v1 = [{"id": i, "name": f"v1-{i}"} for i in range(10)]
     v2 = [{"id": 10 + i, "name": f"v2-{i}", "email": f"e{i}"} for i in range(10)]
-    _produce(kafka_bootstrap, unique_name, v1, AvroSerializer(client, json.dumps(V1)))
-    _produce(kafka_bootstrap, unique_name, v2, AvroSerializer(client, json.dumps(V2)), start=10)
+    produce_values(kafka_bootstrap, unique_name, v1, AvroSerializer(client, json.dumps(V1)))
+    produce_values(kafka_bootstrap, unique_name, v2, AvroSerializer(client, json.dumps(V2)), start=10)
     assert len(client.get_versions(subject)) == 2
     de = AvroDeserializer(client, json.dumps(V2))
-    got = [v for _, v in _consume(kafka_bootstrap, unique_name, 20, de, unique_name)]
+    got = [v for _, v in consume_keyed(kafka_bootstrap, unique_name, 20, de, unique_name)]
     assert got == [dict(r, email=None) for r in v1] + v2
     assert len(de._decoders) == 2  # one decoder per writer schema
     # an incompatible v3 is rejected by the registry with a clear error
@@ -174,20 +142,20 @@ def test_named_type_reference_across_subjects(kafka_bootstrap: str, registry_url
         {"name": "name", "type": "string"}, {"name": "home", "type": "it.Address"}]}
     schema = Schema(json.dumps(person), "AVRO", [SchemaReference("it.Address", addr_subject, version)])
     recs = [{"name": f"p{i}", "home": {"city": f"c{i}"}} for i in range(20)]
-    _produce(kafka_bootstrap, unique_name, recs, AvroSerializer(client, schema))
+    produce_values(kafka_bootstrap, unique_name, recs, AvroSerializer(client, schema))
     fresh = SchemaRegistryClient({"url": registry_url})
-    assert [v for _, v in _consume(kafka_bootstrap, unique_name, 20, AvroDeserializer(fresh), unique_name)] == recs
-    assert [v for _, v in _consume(kafka_bootstrap, unique_name, 20, CDeser(fresh), unique_name + "-c")] == recs
+    assert [v for _, v in consume_keyed(kafka_bootstrap, unique_name, 20, AvroDeserializer(fresh), unique_name)] == recs
+    assert [v for _, v in consume_keyed(kafka_bootstrap, unique_name, 20, CDeser(fresh), unique_name + "-c")] == recs
 
 
 def test_interop_with_confluent_both_directions(kafka_bootstrap: str, registry_url: str, unique_name: str) -> None:
     client = SchemaRegistryClient({"url": registry_url})
     theirs = _recs(50)
     ours = _recs(50)
-    _produce(kafka_bootstrap, unique_name, theirs, CSer(client, json.dumps(COMPLEX)))
-    _produce(kafka_bootstrap, unique_name, ours, AvroSerializer(client, json.dumps(COMPLEX)), start=50)
+    produce_values(kafka_bootstrap, unique_name, theirs, CSer(client, json.dumps(COMPLEX)))
+    produce_values(kafka_bootstrap, unique_name, ours, AvroSerializer(client, json.dumps(COMPLEX)), start=50)
     fresh = SchemaRegistryClient({"url": registry_url})
-    got_ours = _consume(kafka_bootstrap, unique_name, 100, AvroDeserializer(fresh), unique_name)
-    got_theirs = _consume(kafka_bootstrap, unique_name, 100, CDeser(fresh), unique_name + "-c")
+    got_ours = consume_keyed(kafka_bootstrap, unique_name, 100, AvroDeserializer(fresh), unique_name)
+    got_theirs = consume_keyed(kafka_bootstrap, unique_name, 100, CDeser(fresh), unique_name + "-c")
     assert [v for _, v in got_ours] == theirs + ours
     assert [v for _, v in got_theirs] == theirs + ours

@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import copy
 import json
-import time
-from typing import Any, Callable, List, Optional, Tuple
+from typing import List
 
 import orjson
 import pytest
-from confluent_kafka import Consumer, Producer
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer as CJSONDeserializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as CJSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 import serdes
+from tests.kafka_io import consume_keyed, produce_values
 from serdes.json import JSONDeserializer, JSONSerializer
 from tests.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA
 
@@ -34,45 +33,15 @@ def _docs(n: int) -> List[dict]:
     return out
 
 
-def _produce(bootstrap: str, topic: str, values: List[Any], serialize: Callable[[Any, SerializationContext], bytes],
-             headers: bool = False) -> None:
-    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
-    for i, v in enumerate(values):
-        hdrs: list = []
-        ctx = SerializationContext(topic, MessageField.VALUE, hdrs if headers else None)
-        producer.produce(topic, key=str(i).encode(), value=serialize(v, ctx), headers=hdrs or None)
-    assert producer.flush(60) == 0
-
-
-def _consume(bootstrap: str, topic: str, n: int, deserialize: Callable[[bytes, SerializationContext], Any],
-             group: str) -> List[Tuple[int, Any]]:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
-                         "enable.auto.commit": False})
-    consumer.subscribe([topic])
-    got: List[Tuple[int, Any]] = []
-    deadline = time.monotonic() + 90
-    try:
-        while len(got) < n and time.monotonic() < deadline:
-            msg = consumer.poll(1.0)
-            if msg is None:
-                continue
-            assert msg.error() is None, msg.error()
-            ctx = SerializationContext(msg.topic(), MessageField.VALUE, msg.headers())
-            got.append((int(msg.key()), deserialize(msg.value(), ctx)))
-    finally:
-        consumer.close()
-    return sorted(got, key=lambda kv: kv[0])
-
-
 def test_produce_consume_all_equal_none_lost(kafka_bootstrap, registry_url, unique_name):
     client = SchemaRegistryClient({"url": registry_url})
     docs = _docs(300)
     ser = JSONSerializer(COMPLEX, client)  # auto.register.schemas (default)
-    _produce(kafka_bootstrap, unique_name, docs, ser)
+    produce_values(kafka_bootstrap, unique_name, docs, ser)
     registered = client.get_latest_version(f"{unique_name}-value")
     assert json.loads(registered.schema.schema_str) == COMPLEX_SCHEMA
     de = JSONDeserializer(None, schema_registry_client=SchemaRegistryClient({"url": registry_url}))
-    got = _consume(kafka_bootstrap, unique_name, len(docs), de, unique_name)
+    got = consume_keyed(kafka_bootstrap, unique_name, len(docs), de, unique_name)
     assert [k for k, _ in got] == list(range(len(docs)))  # none lost, none duplicated
     assert [v for _, v in got] == docs
     assert len(de._decoders) == 1
@@ -91,7 +60,7 @@ def test_ref_across_subjects(kafka_bootstrap, registry_url, unique_name):
     schema = Schema(json.dumps(customer), "JSON", [SchemaReference("address.json", addr_subject, version)])
     ser = JSONSerializer(schema, client)
     good = [{"name": f"n{i}", "address": {"street": f"{i} Way", "city": "Oslo"}} for i in range(20)]
-    _produce(kafka_bootstrap, unique_name, good, ser)
+    produce_values(kafka_bootstrap, unique_name, good, ser)
     with pytest.raises(serdes.ValidationError) as info:
         ser({"name": "x", "address": {"street": 5, "city": "Oslo"}},
             SerializationContext(unique_name, MessageField.VALUE))
@@ -99,10 +68,10 @@ def test_ref_across_subjects(kafka_bootstrap, registry_url, unique_name):
 
     # the reader gets the writer schema and its references from the registry (a fresh client)
     fresh = SchemaRegistryClient({"url": registry_url})
-    got = _consume(kafka_bootstrap, unique_name, len(good), JSONDeserializer(None, schema_registry_client=fresh),
+    got = consume_keyed(kafka_bootstrap, unique_name, len(good), JSONDeserializer(None, schema_registry_client=fresh),
                    unique_name)
     assert [v for _, v in got] == good
-    got_c = _consume(kafka_bootstrap, unique_name, len(good),
+    got_c = consume_keyed(kafka_bootstrap, unique_name, len(good),
                      CJSONDeserializer(None, schema_registry_client=fresh), unique_name + "-c")
     assert [v for _, v in got_c] == good
     writer = fresh.get_latest_version(f"{unique_name}-value").schema
@@ -165,12 +134,12 @@ def test_confluent_produced_ours_consumed_and_back(kafka_bootstrap, registry_url
         registered = client.register_schema_full_response(f"{t_conf}-value", Schema(COMPLEX, "JSON"))
         if registered.guid is None:
             pytest.skip("the registry returns no schema GUIDs (Apicurio ccompat): header framing needs them")
-    _produce(kafka_bootstrap, t_conf, docs, CJSONSerializer(COMPLEX, client, conf=conf), headers=header_framing)
-    _produce(kafka_bootstrap, t_ours, docs, JSONSerializer(COMPLEX, client, conf=conf), headers=header_framing)
+    produce_values(kafka_bootstrap, t_conf, docs, CJSONSerializer(COMPLEX, client, conf=conf), header_framing=header_framing)
+    produce_values(kafka_bootstrap, t_ours, docs, JSONSerializer(COMPLEX, client, conf=conf), header_framing=header_framing)
 
     fresh = SchemaRegistryClient({"url": registry_url})
-    ours = _consume(kafka_bootstrap, t_conf, len(docs), JSONDeserializer(None, schema_registry_client=fresh), t_conf)
-    theirs = _consume(kafka_bootstrap, t_ours, len(docs), CJSONDeserializer(None, schema_registry_client=fresh), t_ours)
+    ours = consume_keyed(kafka_bootstrap, t_conf, len(docs), JSONDeserializer(None, schema_registry_client=fresh), t_conf)
+    theirs = consume_keyed(kafka_bootstrap, t_ours, len(docs), CJSONDeserializer(None, schema_registry_client=fresh), t_ours)
     assert [v for _, v in ours] == docs
     assert [v for _, v in theirs] == docs
 
@@ -178,6 +147,6 @@ def test_confluent_produced_ours_consumed_and_back(kafka_bootstrap, registry_url
     def payload(b: bytes, c: SerializationContext) -> bytes:
         return b if header_framing else b[5:]
 
-    raw_c = _consume(kafka_bootstrap, t_conf, len(docs), payload, t_conf + "-raw")
-    raw_o = _consume(kafka_bootstrap, t_ours, len(docs), payload, t_ours + "-raw")
+    raw_c = consume_keyed(kafka_bootstrap, t_conf, len(docs), payload, t_conf + "-raw")
+    raw_o = consume_keyed(kafka_bootstrap, t_ours, len(docs), payload, t_ours + "-raw")
     assert raw_c == raw_o

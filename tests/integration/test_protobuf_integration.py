@@ -7,7 +7,6 @@ serdes_test/common.proto (a user file: registered as a reference subject by the 
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError  # noqa: E
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as ConfluentDeserializer  # noqa: E402
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentSerializer  # noqa: E402
 from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
+from tests.kafka_io import drain
 from serdes_test import common_pb2, order_pb2  # noqa: E402
 
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer  # noqa: E402
@@ -46,22 +46,9 @@ def produce(bootstrap: str, topic: str, serializer, messages) -> None:
 
 
 def consume_raw(bootstrap: str, topic: str, n: int, group: str):
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    got = []
-    deadline = time.monotonic() + 60
-    try:
-        while len(got) < n and time.monotonic() < deadline:
-            msg = consumer.poll(1.0)
-            if msg is None:
-                continue
-            assert msg.error() is None, msg.error()
-            got.append(msg)
-    finally:
-        consumer.close()
+    got = drain(bootstrap, topic, n, group=group)
     assert len(got) == n
     return got
-
 
 def decode_all(records, deserializer):
     return [deserializer(r.value(), SerializationContext(r.topic(), MessageField.VALUE, r.headers())) for r in records]

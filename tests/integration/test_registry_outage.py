@@ -9,33 +9,18 @@ from __future__ import annotations
 import json
 
 import pytest
-from confluent_kafka import Consumer, Producer
+from confluent_kafka import Producer
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
+from tests.kafka_io import drain
 
 pytestmark = pytest.mark.integration
 
 V1 = {"type": "record", "name": "Reading", "namespace": "outage", "fields": [{"name": "n", "type": "long"}]}
 OTHER = {"type": "record", "name": "Alarm", "namespace": "outage", "fields": [{"name": "level", "type": "string"}]}
-
-
-def _consume(bootstrap, topic, count):
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": topic, "auto.offset.reset": "earliest"})
-    consumer.subscribe([topic])
-    out = []
-    try:
-        while len(out) < count:
-            msg = consumer.poll(15)
-            assert msg is not None, f"only {len(out)} of {count} records arrived"
-            if msg.error():
-                continue
-            out.append(msg)
-    finally:
-        consumer.close()
-    return out
 
 
 def test_registry_outage_mid_stream(servers, kafka_bootstrap, registry_url, unique_name):
@@ -51,7 +36,8 @@ def test_registry_outage_mid_stream(servers, kafka_bootstrap, registry_url, uniq
         producer.produce(topic, value=readings({"n": i}, vctx))
     producer.produce(topic, value=alarms({"level": "high"}, vctx))  # a second schema id, not yet seen
     producer.flush()
-    messages = _consume(kafka_bootstrap, topic, 21)
+    messages = drain(kafka_bootstrap, topic, 21)
+    assert len(messages) == 21
 
     # a fresh client, so nothing is cached but what the deserializer itself decodes
     consumer_client = SchemaRegistryClient({"url": registry_url, "max.retries": 1, "retries.wait.ms": 100})

@@ -1,0 +1,73 @@
+"""Produce and drain helpers shared by the integration and Flink tests (real broker)."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any, Callable, Iterable, List, Optional, Tuple
+
+from confluent_kafka import Consumer, Message, Producer
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+
+def produce_values(
+    bootstrap: str,
+    topic: str,
+    values: Iterable[Any],
+    serialize: Callable[[Any, SerializationContext], Optional[bytes]],
+    *,
+    header_framing: bool = False,
+    start: int = 0,
+) -> None:
+    """Serialize each value for ``topic`` and produce it with key ``str(index)``; fail if any is not delivered.
+
+    With ``header_framing`` the serializer's context carries a header list that is sent with the record.
+    """
+    producer = Producer({"bootstrap.servers": bootstrap, "linger.ms": 5})
+    for i, value in enumerate(values, start):
+        headers: list = []
+        ctx = SerializationContext(topic, MessageField.VALUE, headers if header_framing else None)
+        producer.produce(topic, key=str(i).encode(), value=serialize(value, ctx), headers=headers or None)
+    assert producer.flush(60) == 0, "records not delivered"
+
+
+def drain(bootstrap: str, topic: str, expected: int, *, timeout: float = 90.0, idle: float = 2.0,
+          isolation: str = "read_uncommitted", group: Optional[str] = None) -> List[Message]:
+    """Every record of ``topic`` from the beginning: stops ``idle`` seconds after ``expected`` records
+    arrived (so duplicates beyond ``expected`` are caught), or at ``timeout``."""
+    consumer = Consumer({
+        "bootstrap.servers": bootstrap,
+        "group.id": f"{group or 'verify'}-{uuid.uuid4().hex[:8]}",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "isolation.level": isolation,
+    })
+    consumer.subscribe([topic])
+    out: List[Message] = []
+    deadline = time.monotonic() + timeout
+    last = time.monotonic()
+    try:
+        while time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None:
+                if len(out) >= expected and time.monotonic() - last > idle:
+                    break
+                continue
+            assert msg.error() is None, msg.error()
+            out.append(msg)
+            last = time.monotonic()
+    finally:
+        consumer.close()
+    return out
+
+
+def consume_keyed(bootstrap: str, topic: str, expected: int,
+                  deserialize: Callable[[bytes, SerializationContext], Any],
+                  group: Optional[str] = None) -> List[Tuple[int, Any]]:
+    """``(key, decoded value)`` of every record of ``topic`` (keys as ``produce_values`` wrote them),
+    ordered by key; each value decoded with its record headers."""
+    decoded = [
+        (int(m.key()), deserialize(m.value(), SerializationContext(m.topic(), MessageField.VALUE, m.headers())))
+        for m in drain(bootstrap, topic, expected, group=group)
+    ]
+    return sorted(decoded, key=lambda kv: kv[0])

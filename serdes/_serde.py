@@ -20,7 +20,7 @@ implementation for every record, so their semantics are kept at its speed.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional
 
 from confluent_kafka.schema_registry import (
     Schema,

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
 
-from confluent_kafka import Consumer, Producer  # noqa: E402
+from confluent_kafka import Producer  # noqa: E402
 from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
 from confluent_kafka.schema_registry.error import SchemaRegistryError  # noqa: E402
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as ConfluentDeserializer  # noqa: E402

@@ -260,7 +260,7 @@ class FastSerializer:
     """
 
     _protobuf = False
-    _encoders: Dict[Any, Callable[[Any, Optional[SerializationContext]], bytes]]
+    _encoders: Dict[Any, Callable[[Any, Optional[SerializationContext]], Optional[bytes]]]
 
     def _init_fast(self) -> None:
         self._encoders = {}
@@ -315,6 +315,8 @@ class FastSerializer:
             header_value = None
         else:
             hv = find_schema_id_header(ctx.headers if ctx is not None else None, ctx is not None and ctx.field == MessageField.KEY)
+            if hv is None:
+                raise FramingError("the schema-id header the serializer wrote is missing from the context", loc)
             frame = parse_header_value(hv, self._protobuf, loc)
             header_value = bytes(hv)
         written_with = None

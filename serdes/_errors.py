@@ -131,7 +131,7 @@ class SerdesError(SerializationError):
         )
 
 
-def _rebuild(cls: type, reason: str, topic: Any, field: Any, partition: Any, offset: Any, schema_id: Any) -> SerdesError:
+def _rebuild(cls: "type[SerdesError]", reason: str, topic: Any, field: Any, partition: Any, offset: Any, schema_id: Any) -> SerdesError:
     err = cls.__new__(cls)
     SerdesError.__init__(err, reason, RecordLocation(topic, field, partition, offset), schema_id)
     return err

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import copy
-import datetime
-import decimal
 import json
-import uuid
 from typing import List
 
 import pytest
@@ -18,62 +15,13 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
+from tests.avro_samples import COMPLEX, records
 from tests.kafka_io import consume_keyed, produce_values
 from serdes.avro import AvroDeserializer, AvroSerializer
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
-COMPLEX = {
-    "type": "record",
-    "name": "Complex",
-    "namespace": "bench",
-    "fields": [
-        {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
-        {
-            "name": "address",
-            "type": {
-                "type": "record",
-                "name": "Address",
-                "fields": [
-                    {"name": "street", "type": "string"},
-                    {"name": "city", "type": "string"},
-                    {"name": "zip", "type": "int"},
-                ],
-            },
-        },
-        {
-            "name": "items",
-            "type": {
-                "type": "array",
-                "items": {
-                    "type": "record",
-                    "name": "Item",
-                    "fields": [
-                        {"name": "sku", "type": "string"},
-                        {"name": "qty", "type": "int"},
-                        {"name": "price", "type": "double"},
-                    ],
-                },
-            },
-        },
-        {"name": "counters", "type": {"type": "map", "values": "long"}},
-        {"name": "amount", "type": {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": 2}},
-        {"name": "day", "type": {"type": "int", "logicalType": "date"}},
-        {"name": "at", "type": {"type": "long", "logicalType": "timestamp-micros"}},
-        {"name": "billing", "type": ["null", "Address"], "default": None},
-    ],
-}
-_ADDR = {"street": "1 Main Street", "city": "Springfield", "zip": 12345}
-CPX = {
-    "id": uuid.UUID("12345678-1234-5678-1234-567812345678"),
-    "address": _ADDR,
-    "items": [{"sku": f"SKU-{i}", "qty": i, "price": 9.99 + i} for i in range(3)],
-    "counters": {"a": 1, "b": 2, "c": 300000},
-    "amount": decimal.Decimal("1234.56"),
-    "day": datetime.date(2024, 5, 6),
-    "at": datetime.datetime(2024, 5, 6, 7, 8, 9, 123456, tzinfo=datetime.timezone.utc),
-    "billing": dict(_ADDR),
-}
+CPX = records()["complex"][1]
 
 
 def _recs(n: int) -> List[dict]:

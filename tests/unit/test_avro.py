@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import decimal
 import json
 import uuid
 from typing import Any
@@ -28,7 +27,7 @@ from hypothesis import strategies as st
 
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
-from serdes.avro._bench import COMPLEX, STANDARD, records
+from tests.avro_samples import COMPLEX, STANDARD, records
 
 _UTC = datetime.timezone.utc
 

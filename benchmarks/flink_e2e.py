@@ -9,8 +9,13 @@ serdes (``read_kafka`` with the record shim + serdes' serializers in the Python 
 Fixed costs (MiniCluster, Python worker start-up, topic metadata) are removed by running each
 pipeline with N and with N0 records:  marginal records/s = (N - N0) / (T(N) - T(N0)).
 
-    python benchmarks/flink_e2e.py [--records 100000] [--formats avro,protobuf]
-        [--bootstrap HOST:PORT --registry URL]      (default: start serdes.testing servers)
+    python benchmarks/flink_e2e.py [--records 100000] [--formats avro,protobuf] [--repeats 3]
+        [--config KEY=VALUE ...] [--bootstrap HOST:PORT --registry URL]
+        (default: start serdes.testing servers)
+
+Both pipelines get the same environment (``create_env`` defaults + ``--config``).  Each repetition
+runs baseline and serdes back to back (order alternating between repetitions) so load drift on
+the machine hits both; the table reports medians over repetitions.
 
 Writes benchmarks/results/flink_e2e.{json,md}.
 """
@@ -22,6 +27,7 @@ import contextlib
 import json
 import os
 import platform
+import statistics
 import sys
 import time
 import uuid
@@ -222,10 +228,11 @@ def count_topic(bootstrap, topic):
 
 
 MODE = "process"
+CONFIG: dict = {}
 
 
 def run(kind, fmt, bootstrap, registry, t_in, expected):
-    env = sf.create_env(execution_mode=MODE)  # jars + python.executable for both (the baseline needs the connector too)
+    env = sf.create_env(execution_mode=MODE, config=CONFIG)  # jars + python.executable for both (the baseline needs the connector too)
     t_out = f"bench-out-{kind}-{fmt}-{uuid.uuid4().hex[:6]}"
     (baseline_job if kind == "baseline" else serdes_job)(env, fmt, bootstrap, registry, t_in, t_out)
     t0 = time.perf_counter()
@@ -244,11 +251,14 @@ def main(argv=None):
     ap.add_argument("--bootstrap")
     ap.add_argument("--registry")
     ap.add_argument("--mode", default="process", choices=["process", "thread"])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--config", action="append", default=[], help="extra Flink KEY=VALUE for both pipelines")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
     n, n0 = args.records, args.small
     global MODE
     MODE = args.mode
+    CONFIG.update(kv.split("=", 1) for kv in args.config)
 
     with contextlib.ExitStack() as stack:
         bootstrap = args.bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
@@ -264,20 +274,32 @@ def main(argv=None):
                 topics[size] = f"bench-in-{fmt}-{size}-{uuid.uuid4().hex[:6]}"
                 produce(bootstrap, registry, fmt, topics[size], size)
             run("serdes", fmt, bootstrap, registry, topics[n0], n0)  # warm-up (schemas, JIT, caches)
-            for kind in ("baseline", "serdes"):
-                t_small = run(kind, fmt, bootstrap, registry, topics[n0], n0)
-                t_big = run(kind, fmt, bootstrap, registry, topics[n], n)
-                marginal = (n - n0) / (t_big - t_small)
-                results[f"{fmt}/{kind}"] = {"seconds_small": round(t_small, 2), "seconds": round(t_big, 2),
-                                            "records_per_s_wall": round(n / t_big),
-                                            "records_per_s_marginal": round(marginal)}
-                print(f"{fmt:8} {kind:8}: N={n} {t_big:.1f}s, N0={n0} {t_small:.1f}s -> "
-                      f"{marginal:,.0f} records/s marginal, {n / t_big:,.0f} wall", flush=True)
+            runs = {"baseline": [], "serdes": []}
+            for rep in range(args.repeats):
+                for kind in (("baseline", "serdes") if rep % 2 == 0 else ("serdes", "baseline")):
+                    t_small = run(kind, fmt, bootstrap, registry, topics[n0], n0)
+                    t_big = run(kind, fmt, bootstrap, registry, topics[n], n)
+                    marginal = (n - n0) / (t_big - t_small)
+                    runs[kind].append((t_small, t_big, marginal))
+                    print(f"{fmt:8} {kind:8} rep {rep}: N={n} {t_big:.1f}s, N0={n0} {t_small:.1f}s -> "
+                          f"{marginal:,.0f} records/s marginal, {n / t_big:,.0f} wall", flush=True)
+            for kind, rs in runs.items():
+                t_small = statistics.median(r[0] for r in rs)
+                t_big = statistics.median(r[1] for r in rs)
+                results[f"{fmt}/{kind}"] = {
+                    "seconds_small": round(t_small, 2), "seconds": round(t_big, 2),
+                    "records_per_s_wall": round(n / t_big),
+                    "records_per_s_marginal": round(statistics.median(r[2] for r in rs)),
+                    "records_per_s_marginal_all": [round(r[2]) for r in rs],
+                }
             b, o = results[f"{fmt}/baseline"], results[f"{fmt}/serdes"]
             results[f"{fmt}/speedup"] = round(o["records_per_s_marginal"] / b["records_per_s_marginal"], 2)
+            results[f"{fmt}/speedup_per_repeat"] = [
+                round(so[2] / bo[2], 2) for bo, so in zip(runs["baseline"], runs["serdes"])]
 
     out = {"benchmark": "flink_e2e", "records": n, "small": n0, "python": platform.python_version(),
-           "cpus": os.cpu_count(), "parallelism": 1, "mode": args.mode, "results": results,
+           "cpus": os.cpu_count(), "parallelism": 1, "mode": args.mode, "repeats": args.repeats,
+           "config": {"python.fn-execution.bundle.size": sf.DEFAULT_BUNDLE_SIZE, **CONFIG}, "results": results,
            "target": "serdes >= 2x baseline records/s"}
     d = Path(args.out)
     d.mkdir(parents=True, exist_ok=True)
@@ -286,7 +308,9 @@ def main(argv=None):
     md = ["# flink_e2e", "",
           f"Kafka -> decode -> key_by customer + keyed ValueState running total -> encode -> Kafka; "
           f"N={n:,} records (marginal rate against N0={n0:,} to remove start-up), parallelism 1, "
-          f"`python.execution-mode={args.mode}`, {os.cpu_count()} CPUs, Python {platform.python_version()}, local KRaft broker + registry.",
+          f"`python.execution-mode={args.mode}`, {os.cpu_count()} CPUs, Python {platform.python_version()}, local KRaft broker + registry. "
+          f"Medians of {args.repeats} interleaved repetitions; config for both pipelines: "
+          f"{json.dumps(out['config'])}.",
           "", "| format | pipeline | T(N) s | T(N0) s | records/s (wall, N) | records/s (marginal) |",
           "|---|---|---|---|---|---|"]
     for fmt in args.formats.split(","):
@@ -295,7 +319,8 @@ def main(argv=None):
             r = results[f"{fmt}/{kind}"]
             md.append(f"| {fmt} | {label} | {r['seconds']} | {r['seconds_small']} | "
                       f"{r['records_per_s_wall']:,} | {r['records_per_s_marginal']:,} |")
-        md.append(f"| {fmt} | **speedup (marginal)** | | | | **{results[f'{fmt}/speedup']}x** |")
+        md.append(f"| {fmt} | **speedup (marginal, median)** | | | | **{results[f'{fmt}/speedup']}x** "
+                  f"(per repetition: {', '.join(str(x) for x in results[f'{fmt}/speedup_per_repeat'])}) |")
     (d / f"flink_e2e{suffix}.md").write_text("\n".join(md) + "\n")
     print(json.dumps(out, indent=2))
 

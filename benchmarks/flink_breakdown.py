@@ -3,11 +3,12 @@
     read-only            Kafka -> shim rows -> trivial Python map -> discard
     read+decode          ... + Avro decode (serdes) in the Python worker
     decode+encode+write  ... + map + Avro encode + KafkaSink (no key_by)
-    full                 ... + key_by customer + KeyedProcessFunction with ValueState
+    key_by (no state)    ... + key_by customer + KeyedProcessFunction without state
+    full                 ... + ValueState running total in that function (the e2e job shape)
 
 Each variant runs on the same N-record topic; the difference between consecutive rows is what
 that stage costs per record.  ``python benchmarks/flink_breakdown.py [--records 60000]
-[--mode process|thread]``; writes benchmarks/results/flink_breakdown_<mode>.{json,md}.
+[--mode process|thread] [--config KEY=VALUE ...]``; runs with ``create_env`` defaults; writes benchmarks/results/flink_breakdown_<mode>.{json,md}.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pyflink.common import Types  # noqa: E402
+from pyflink.datastream import KeyedProcessFunction  # noqa: E402
 
 from benchmarks.flink_e2e import TOTAL_AVRO, DictTotals, dict_customer, produce  # noqa: E402
 from benchmarks.flink_transport import discarding_sink  # noqa: E402
 from serdes import flink as sf  # noqa: E402
 
-VARIANTS = ("read-only", "read+decode", "decode+encode+write", "full")
+VARIANTS = ("read-only", "read+decode", "decode+encode+write", "key_by (no state)", "full")
 
 
 def one(o):
@@ -41,8 +43,13 @@ def to_total(o):
     return {"customer": o["customer"], "count": 1, "total_cents": o["amount_cents"]}
 
 
-def job(variant, mode, bs, reg, t_in):
-    env = sf.create_env(execution_mode=mode)
+class NoStateTotals(KeyedProcessFunction):
+    def process_element(self, o, ctx):
+        yield {"customer": o["customer"], "count": 1, "total_cents": o["amount_cents"]}
+
+
+def job(variant, mode, bs, reg, t_in, config=None):
+    env = sf.create_env(execution_mode=mode, config=config)
     out = "breakdown-out-" + uuid.uuid4().hex[:6]
     if variant == "read-only":
         sf.read_records(env, bs, t_in, bounded=True).map(one, output_type=Types.INT()).sink_to(discarding_sink())
@@ -52,6 +59,9 @@ def job(variant, mode, bs, reg, t_in):
             d.map(one, output_type=Types.INT()).sink_to(discarding_sink())
         elif variant == "decode+encode+write":
             sf.write_kafka(d.map(to_total), bs, out, sf.avro_serializer(reg, TOTAL_AVRO))
+        elif variant == "key_by (no state)":
+            tot = d.key_by(dict_customer, key_type=Types.STRING()).process(NoStateTotals())
+            sf.write_kafka(tot, bs, out, sf.avro_serializer(reg, TOTAL_AVRO))
         else:
             tot = d.key_by(dict_customer, key_type=Types.STRING()).process(DictTotals())
             sf.write_kafka(tot, bs, out, sf.avro_serializer(reg, TOTAL_AVRO))
@@ -66,9 +76,11 @@ def main(argv=None):
     ap.add_argument("--mode", default="process", choices=["process", "thread"])
     ap.add_argument("--bootstrap")
     ap.add_argument("--registry")
+    ap.add_argument("--config", action="append", default=[], help="extra Flink KEY=VALUE")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
     n = args.records
+    config = dict(kv.split("=", 1) for kv in args.config)
     with contextlib.ExitStack() as stack:
         bs = args.bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
         reg = args.registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
@@ -78,18 +90,19 @@ def main(argv=None):
             bs, reg = s.bootstrap_servers, s.registry_url
         t_in = f"breakdown-in-{uuid.uuid4().hex[:6]}"
         produce(bs, reg, "avro", t_in, n)
-        job("read-only", args.mode, bs, reg, t_in)  # warm-up
+        job("read-only", args.mode, bs, reg, t_in, config)  # warm-up
         times = {}
         for v in VARIANTS:
-            times[v] = round(job(v, args.mode, bs, reg, t_in), 2)
+            times[v] = round(job(v, args.mode, bs, reg, t_in, config), 2)
             print(args.mode, v, times[v], flush=True)
     out = {"benchmark": "flink_breakdown", "records": n, "mode": args.mode, "cpus": os.cpu_count(),
-           "seconds": times}
+           "config": {"python.fn-execution.bundle.size": sf.DEFAULT_BUNDLE_SIZE, **config}, "seconds": times}
     d = Path(args.out)
     d.mkdir(parents=True, exist_ok=True)
     (d / f"flink_breakdown_{args.mode}.json").write_text(json.dumps(out, indent=2) + "\n")
     md = [f"# flink_breakdown ({args.mode} mode)", "",
-          f"{n:,} Avro records, parallelism 1, {os.cpu_count()} CPUs; wall time per job incl. ~2-4 s start-up.", "",
+          f"{n:,} Avro records, parallelism 1, {os.cpu_count()} CPUs; wall time per job incl. ~2-4 s start-up; "
+          f"config {json.dumps(out['config'])}.", "",
           "| variant | seconds | added vs previous (µs/record) |", "|---|---|---|"]
     prev = None
     for v in VARIANTS:

@@ -14,7 +14,7 @@ Writing::
 from __future__ import annotations
 
 import uuid
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Union
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyflink.common import Types, WatermarkStrategy
@@ -56,6 +56,22 @@ DEAD_LETTER_TAG = OutputTag("serdes-dead-letter", DEAD_LETTER_ROW_TYPE)
 ON_ERROR_FAIL = "fail"
 ON_ERROR_DEAD_LETTER = "dead_letter"
 ON_ERROR_SKIP = "skip"
+
+
+
+def _create_in_worker(value_spec: SerdeSpec, key_spec: Optional[SerdeSpec]) -> Tuple[Any, Any]:
+    """The value and key serdes of an operator, built in its ``open()`` (never pickled with the job);
+    the key shares the value's registry client when both name the same registry."""
+    client = None
+    if value_spec.registry_conf is not None:
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+
+        client = SchemaRegistryClient(value_spec.registry_conf)
+    value = value_spec.create(client)
+    key = None
+    if key_spec is not None:
+        key = key_spec.create(client if key_spec.registry_conf == value_spec.registry_conf else None)
+    return value, key
 
 
 class RecordDecodeError(SerdesError):
@@ -132,15 +148,7 @@ class DecodeFunction(ProcessFunction):
         self._key_de = None
 
     def open(self, runtime_context) -> None:
-        client = None
-        if self.value_spec.registry_conf is not None:
-            from confluent_kafka.schema_registry import SchemaRegistryClient
-
-            client = SchemaRegistryClient(self.value_spec.registry_conf)
-        self._value_de = self.value_spec.create(client)
-        if self.key_spec is not None:
-            same = self.key_spec.registry_conf == self.value_spec.registry_conf
-            self._key_de = self.key_spec.create(client if same else None)
+        self._value_de, self._key_de = _create_in_worker(self.value_spec, self.key_spec)
         group = runtime_context.get_metrics_group()
         self._decoded = group.counter("serdes_decoded")
         self._failed = group.counter("serdes_failed")
@@ -337,16 +345,7 @@ class EncodeFunction(MapFunction):
         self.decode_input = decode_input
 
     def open(self, runtime_context) -> None:
-        client = None
-        if self.value_spec.registry_conf is not None:
-            from confluent_kafka.schema_registry import SchemaRegistryClient
-
-            client = SchemaRegistryClient(self.value_spec.registry_conf)
-        self._value_ser = self.value_spec.create(client)
-        self._key_ser = None
-        if self.key_spec is not None:
-            same = self.key_spec.registry_conf == self.value_spec.registry_conf
-            self._key_ser = self.key_spec.create(client if same else None)
+        self._value_ser, self._key_ser = _create_in_worker(self.value_spec, self.key_spec)
         self._encoded = runtime_context.get_metrics_group().counter("serdes_encoded")
 
     def map(self, obj):

@@ -261,33 +261,33 @@ def _wrap_outputs(outputs, enc):
             yield enc(out)
 
 
-class _MapWrapper(MapFunction):
-    def __init__(self, fn, dec, enc) -> None:
-        self.fn = fn
-        self._call = fn.map if isinstance(fn, MapFunction) else fn
-        self.dec, self.enc = dec, enc
+class _Delegating:
+    """Shared by the wrappers: hold the user's function and the bytes <-> message codecs, and pass
+    ``open``/``close`` through (with a runtime context whose state descriptors are typed)."""
+
+    _method: str = ""
+
+    def __init__(self, fn, dec, enc=None) -> None:
+        self.fn, self.dec, self.enc = fn, dec, enc
+        # a Function subclass instance is called through its method, a plain callable directly
+        self._call = getattr(fn, self._method) if self._method and hasattr(fn, self._method) else fn
 
     def open(self, runtime_context):
         _call_open(self.fn, runtime_context)
 
     def close(self):
         _call_close(self.fn)
+
+
+class _MapWrapper(_Delegating, MapFunction):
+    _method = "map"
 
     def map(self, value):
         return self.enc(self._call(self.dec(value)))
 
 
-class _FlatMapWrapper(FlatMapFunction):
-    def __init__(self, fn, dec, enc) -> None:
-        self.fn = fn
-        self._call = fn.flat_map if isinstance(fn, FlatMapFunction) else fn
-        self.dec, self.enc = dec, enc
-
-    def open(self, runtime_context):
-        _call_open(self.fn, runtime_context)
-
-    def close(self):
-        _call_close(self.fn)
+class _FlatMapWrapper(_Delegating, FlatMapFunction):
+    _method = "flat_map"
 
     def flat_map(self, value):
         out = self._call(self.dec(value))
@@ -297,56 +297,26 @@ class _FlatMapWrapper(FlatMapFunction):
                 yield enc(v)
 
 
-class _FilterWrapper(FilterFunction):
-    def __init__(self, fn, dec) -> None:
-        self.fn = fn
-        self._call = fn.filter if isinstance(fn, FilterFunction) else fn
-        self.dec = dec
-
-    def open(self, runtime_context):
-        _call_open(self.fn, runtime_context)
-
-    def close(self):
-        _call_close(self.fn)
+class _FilterWrapper(_Delegating, FilterFunction):
+    _method = "filter"
 
     def filter(self, value):
         return self._call(self.dec(value))
 
 
-class _KeySelectorWrapper(KeySelector):
-    def __init__(self, fn, dec) -> None:
-        self.fn = fn
-        self._call = fn.get_key if isinstance(fn, KeySelector) else fn
-        self.dec = dec
+class _KeySelectorWrapper(_Delegating, KeySelector):
+    _method = "get_key"
 
     def get_key(self, value):
         return self._call(self.dec(value))
 
 
-class _ProcessWrapper(ProcessFunction):
-    def __init__(self, fn, dec, enc) -> None:
-        self.fn, self.dec, self.enc = fn, dec, enc
-
-    def open(self, runtime_context):
-        _call_open(self.fn, runtime_context)
-
-    def close(self):
-        _call_close(self.fn)
-
+class _ProcessWrapper(_Delegating, ProcessFunction):
     def process_element(self, value, ctx):
         return _wrap_outputs(self.fn.process_element(self.dec(value), ctx), self.enc)
 
 
-class _KeyedProcessWrapper(KeyedProcessFunction):
-    def __init__(self, fn, dec, enc) -> None:
-        self.fn, self.dec, self.enc = fn, dec, enc
-
-    def open(self, runtime_context):
-        _call_open(self.fn, runtime_context)
-
-    def close(self):
-        _call_close(self.fn)
-
+class _KeyedProcessWrapper(_Delegating, KeyedProcessFunction):
     def process_element(self, value, ctx):
         return _wrap_outputs(self.fn.process_element(self.dec(value), ctx), self.enc)
 

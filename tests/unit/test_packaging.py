@@ -1,0 +1,34 @@
+"""The core installs and imports without PyFlink (PyFlink's protobuf < 6 pin must not reach
+plain confluent-kafka users), and the package ships its type marker."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import serdes
+
+
+def test_core_imports_without_pyflink():
+    code = (
+        "import sys\n"
+        "sys.modules['pyflink'] = None  # any import of pyflink now fails\n"
+        "import serdes, serdes.avro, serdes.json, serdes.protobuf, serdes.protobuf.compat, serdes.testing\n"
+        "assert 'pyflink' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
+        "print('ok')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
+
+
+def test_flink_is_an_extra():
+    text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    core = text.split("dependencies = [", 1)[1].split("]", 1)[0]
+    assert "apache-flink" not in core
+    assert 'flink = ["apache-flink==' in text
+
+
+def test_ships_py_typed():
+    assert (Path(serdes.__file__).parent / "py.typed").is_file()

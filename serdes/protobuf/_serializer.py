@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Optional
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as _ConfluentProtobufSerializer
-from confluent_kafka.serialization import MessageField, SerializationContext
+from confluent_kafka.serialization import SerializationContext
 from google.protobuf.message import EncodeError
 
 from .._errors import RecordLocation, ValidationError
 from .._serde import Encoder, FastSerializer
 
 __all__ = ["ProtobufSerializer", "WrongMessageTypeError"]
-
-_VALUE = MessageField.VALUE
-_KEY = MessageField.KEY
 
 
 class WrongMessageTypeError(ValidationError, ValueError):
@@ -39,35 +36,6 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._init_fast()
-
-    def _init_fast(self) -> None:
-        super()._init_fast()
-        # (topic -> encoder) per field: hashing a str is cached by CPython, hashing the
-        # (topic, MessageField) tuple the shared path uses calls Enum.__hash__ in Python.
-        self._value_encoders: Dict[str, Encoder] = {}
-        self._key_encoders: Dict[str, Encoder] = {}
-
-    def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
-        """Encode one message with registry framing (same call as confluent-kafka's ProtobufSerializer)."""
-        if obj is not None and ctx is not None:
-            field = ctx.field
-            by_topic = self._value_encoders if field is _VALUE else self._key_encoders if field is _KEY else None
-            if by_topic is not None:
-                enc = by_topic.get(ctx.topic)
-                if enc is not None:
-                    return enc(obj, ctx)
-                out = FastSerializer.__call__(self, obj, ctx)
-                enc = self._encoders.get((ctx.topic, field))
-                if enc is not None:
-                    by_topic[ctx.topic] = enc
-                return out
-        return FastSerializer.__call__(self, obj, ctx)
-
-    def clear_cache(self) -> None:
-        """Forget every cached encoder; the next record of each subject asks the registry again."""
-        super().clear_cache()
-        self._value_encoders.clear()
-        self._key_encoders.clear()
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
         if obj is not None and not isinstance(obj, self._msg_class):

@@ -25,6 +25,7 @@ from pyflink.datastream import KeyedProcessFunction
 from pyflink.datastream.state import ValueStateDescriptor
 
 from serdes import flink as sf
+from serdes.flink._codecs import DEFAULT_REGISTRY_TIMEOUT
 from serdes.demo.orders_pb2 import CustomerTotal, Order
 
 ORDER_AVRO = json.dumps(
@@ -136,7 +137,9 @@ def produce_inputs(bootstrap, registry, topics, n):
     admin = AdminClient({"bootstrap.servers": bootstrap})
     for fut in admin.create_topics([NewTopic(t, 1, 1) for t in topics.values()]).values():
         fut.result(30)
-    client = SchemaRegistryClient({"url": registry})
+    # confluent-kafka's client waits forever by default; a request timeout turns a stalled
+    # registry into a retried request (max.retries) instead of a hung demo
+    client = SchemaRegistryClient({"url": registry, "timeout": DEFAULT_REGISTRY_TIMEOUT})
     sers = {
         "avro": AvroSerializer(client, ORDER_AVRO),
         "json": JSONSerializer(ORDER_JSON, client),

@@ -522,14 +522,31 @@ class LocalRegistry(_JavaServer):
     def _after_ready(self) -> None:
         if self.compatibility:
             self.set_compatibility(self.compatibility)
+        self._warm_up()
+
+    def _warm_up(self) -> None:
+        """Send the first request of each kind a client sends (confluent-kafka's default subject
+        strategy asks the associations API, which Apicurio answers with 404) with a short timeout
+        and retries, so a first-request stall of a just-started registry is absorbed here rather
+        than by a client with no request timeout (confluent-kafka's default)."""
+        url = self.url + "/associations/resources/-/serdes-warm-up?resourceType=topic&associationType=value"
+        for attempt in range(5):
+            try:
+                self._request("GET", url, timeout=10)
+                return
+            except urllib.error.HTTPError:
+                return  # an answer (404 on Apicurio) is all this waits for
+            except OSError:
+                time.sleep(1 + attempt)
+        raise ServerStartError(f"registry does not answer {url} after start-up:\n{self.log_tail()}")
 
     # -- helpers --------------------------------------------------------------
-    def _request(self, method: str, url: str, body: object | None = None) -> object:
+    def _request(self, method: str, url: str, body: object | None = None, timeout: float = 10) -> object:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(url, data=data, method=method)
         req.add_header("Content-Type", "application/vnd.schemaregistry.v1+json")
         req.add_header("Accept", "application/json")
-        with urllib.request.urlopen(req, timeout=10) as resp:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
             raw = resp.read()
         return json.loads(raw) if raw else None
 

@@ -436,6 +436,19 @@ class _Gen:
             out.append(f"{ind}if {c} > _MAXE:")
             out.append(f"{ind}    raise _big({c}, len(data) - pos)")
 
+    def open_blocks(self, out: List[str], ind: str, c: str, item_min: int) -> str:
+        """Emit the block loop of an array or map (a negative count is followed by the block's byte
+        size) up to ``for _ in range(count):``; returns the block loop's indentation."""
+        self.read_long(out, ind, c)
+        out.append(f"{ind}while {c}:")
+        i2 = ind + "    "
+        out.append(f"{i2}if {c} < 0:")
+        out.append(f"{i2}    {c} = -{c}")
+        self.read_long(out, i2 + "    ", self.var("bs"))
+        self.block_guard(out, i2, c, item_min)
+        out.append(f"{i2}for _ in range({c}):")
+        return i2
+
     def read_array(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
         items = w["items"]
         ritems = r["items"] if r else None
@@ -443,14 +456,7 @@ class _Gen:
         c = self.var("c")
         x = self.var("x")
         out.append(f"{ind}{lst} = []")
-        self.read_long(out, ind, c)
-        out.append(f"{ind}while {c}:")
-        i2 = ind + "    "
-        out.append(f"{i2}if {c} < 0:")
-        out.append(f"{i2}    {c} = -{c}")
-        self.read_long(out, i2 + "    ", self.var("bs"))
-        self.block_guard(out, i2, c, self.min_size(items, self.wnamed))
-        out.append(f"{i2}for _ in range({c}):")
+        i2 = self.open_blocks(out, ind, c, self.min_size(items, self.wnamed))
         self.read(out, i2 + "    ", items, ritems, x, True)
         out.append(f"{i2}    {lst}.append({x})")
         self.read_long(out, i2, c)
@@ -464,14 +470,7 @@ class _Gen:
         x = self.var("x")
         k = self.var("key")
         out.append(f"{ind}{d} = {{}}")
-        self.read_long(out, ind, c)
-        out.append(f"{ind}while {c}:")
-        i2 = ind + "    "
-        out.append(f"{i2}if {c} < 0:")
-        out.append(f"{i2}    {c} = -{c}")
-        self.read_long(out, i2 + "    ", self.var("bs"))
-        self.block_guard(out, i2, c, 1)
-        out.append(f"{i2}for _ in range({c}):")
+        i2 = self.open_blocks(out, ind, c, 1)
         i3 = i2 + "    "
         self.read(out, i3, "string", None, k, True)
         self.read(out, i3, values, rvalues, x, True)

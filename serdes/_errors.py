@@ -21,7 +21,11 @@ __all__ = [
     "InvalidMagicByteError",
     "TruncatedFrameError",
     "UnknownSchemaError",
+    "RegistryError",
     "RegistryUnavailableError",
+    "RegistryAuthError",
+    "RegistryRateLimitedError",
+    "RegistryBadResponseError",
     "SchemaMismatchError",
     "CorruptPayloadError",
     "ValidationError",
@@ -123,12 +127,18 @@ class SerdesError(SerializationError):
         return self._format()
 
     def __reduce__(self) -> Any:
-        # Errors cross process boundaries in PyFlink; keep them picklable with their location.
+        # Errors cross process boundaries in PyFlink; keep them picklable with their location and
+        # every attribute a subclass adds (e.g. RegistryError.http_status), restored as state.
+        extra = {k: v for k, v in self.__dict__.items() if k not in _BASE_ATTRS}
         return (
             _rebuild,
             (type(self), self.reason, self.location.topic, self.location.field,
              self.location.partition, self.location.offset, self.schema_id),
+            extra or None,
         )
+
+
+_BASE_ATTRS = frozenset(("reason", "location", "schema_id"))
 
 
 def _rebuild(cls: "type[SerdesError]", reason: str, topic: Any, field: Any, partition: Any, offset: Any, schema_id: Any) -> SerdesError:
@@ -153,8 +163,41 @@ class UnknownSchemaError(SerdesError):
     """The registry answered, and does not know the schema id, GUID or subject version."""
 
 
-class RegistryUnavailableError(SerdesError):
+class RegistryError(SerdesError):
+    """The registry did not give a usable answer: the failure is the registry's (or the client's
+    credentials'), not the record's. The same record decodes once the registry answers again, so
+    consumers retry or fail on it and never dead-letter it.
+
+    Attributes:
+        http_status: the HTTP status of the registry's answer (``None`` when there was none).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        location: Optional[RecordLocation] = None,
+        schema_id: Any = None,
+        http_status: Optional[int] = None,
+    ) -> None:
+        self.http_status = http_status
+        super().__init__(reason, location, schema_id)
+
+
+class RegistryUnavailableError(RegistryError):
     """The registry could not be reached (connection refused, timeout, 5xx after retries)."""
+
+
+class RegistryAuthError(RegistryError):
+    """The registry refused the client's credentials (HTTP 401) or their permissions (HTTP 403)."""
+
+
+class RegistryRateLimitedError(RegistryError):
+    """The registry kept answering HTTP 429 (too many requests) after the client's retries."""
+
+
+class RegistryBadResponseError(RegistryError):
+    """The registry answered, but not with a Schema Registry answer: an HTML page (a proxy or
+    login page), a JSON body without ``schema``, or an HTTP status the API does not use."""
 
 
 class SchemaMismatchError(SerdesError):

@@ -13,12 +13,23 @@ from typing import Any, Callable, Optional, Tuple, Type, TypeVar
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-from ._errors import RecordLocation, RegistryUnavailableError, SchemaMismatchError, SerdesError, UnknownSchemaError
+from ._errors import (
+    RecordLocation,
+    RegistryAuthError,
+    RegistryBadResponseError,
+    RegistryRateLimitedError,
+    RegistryUnavailableError,
+    SchemaMismatchError,
+    SerdesError,
+    UnknownSchemaError,
+)
 from ._wire import SchemaRef
 
 __all__ = [
     "fetch_writer_schema",
     "registry_call",
+    "classify_registry_error",
+    "checked_schema",
     "TRANSPORT_ERRORS",
     "SchemaRegistryClient",
 ]
@@ -46,34 +57,88 @@ TRANSPORT_ERRORS: Tuple[Type[BaseException], ...] = _transport_errors()
 T = TypeVar("T")
 
 
+# Errors a registry client call raises while reading the registry's answer: a 200 with an HTML
+# page (json.JSONDecodeError is a ValueError), a JSON body of the wrong shape (TypeError,
+# AttributeError, KeyError from RegisteredSchema.from_dict). Only ever caught around a call that
+# does nothing but talk to the registry, so they cannot come from a record.
+_ANSWER_ERRORS: Tuple[Type[BaseException], ...] = (ValueError, TypeError, AttributeError, KeyError)
+
+
+def classify_registry_error(
+    what: str,
+    e: BaseException,
+    location: Optional[RecordLocation] = None,
+    schema_id: Any = None,
+) -> Optional[SerdesError]:
+    """The typed error for a failure that can only come from the registry, else ``None``.
+
+    HTTP 404 -> :class:`UnknownSchemaError`; 409 (incompatible) and 422 (invalid schema) ->
+    :class:`SchemaMismatchError`; 401/403 -> :class:`RegistryAuthError`; 429 ->
+    :class:`RegistryRateLimitedError`; unreachable, timeout, 408 or 5xx ->
+    :class:`RegistryUnavailableError`; any other status -> :class:`RegistryBadResponseError`.
+    Used as is around confluent-kafka calls that also encode or decode (delegated records),
+    where a ``ValueError`` may be the record's.
+    """
+    if isinstance(e, SchemaRegistryError):
+        status = e.http_status_code
+        if status == 404:
+            return UnknownSchemaError(f"{what}: registry has no such schema ({e.error_message})", location, schema_id)
+        if status in (409, 422):
+            # 409: incompatible with the subject's compatibility rule; 422: not a valid schema
+            return SchemaMismatchError(f"{what}: registry rejected the schema ({e})", location, schema_id)
+        if status in (401, 403):
+            word = "unauthorized (bad or missing credentials)" if status == 401 else "forbidden (credentials lack permission)"
+            return RegistryAuthError(f"{what}: registry answered HTTP {status} {word}: {e.error_message}",
+                                     location, schema_id, status)
+        if status == 429:
+            return RegistryRateLimitedError(f"{what}: registry rate limit (HTTP 429) outlasted the client's retries",
+                                            location, schema_id, status)
+        if status in (-1, 0, 408) or status >= 500:
+            return RegistryUnavailableError(f"{what}: registry failed ({e})", location, schema_id,
+                                            status if status > 0 else None)
+        return RegistryBadResponseError(f"{what}: registry answered HTTP {status}, not a Schema Registry answer ({e})",
+                                        location, schema_id, status)
+    if isinstance(e, TRANSPORT_ERRORS):
+        return RegistryUnavailableError(
+            f"{what}: schema registry unreachable ({type(e).__name__}: {e})", location, schema_id
+        )
+    return None
+
+
 def registry_call(
     what: str,
     fn: Callable[[], T],
     location: Optional[RecordLocation] = None,
     schema_id: Any = None,
 ) -> T:
-    """Run one registry request and type its failures.
+    """Run one registry request (``fn`` must do nothing else) and type its failures.
 
-    404 -> :class:`UnknownSchemaError`; 409 (incompatible) and 422 (invalid schema) ->
-    :class:`SchemaMismatchError`; unreachable or 5xx -> :class:`RegistryUnavailableError`.
+    Every failure becomes a typed error: see :func:`classify_registry_error`; an answer the client
+    cannot read (HTML, wrong JSON shape) -> :class:`RegistryBadResponseError`. A ``SerdesError``
+    raised inside ``fn`` passes through unchanged.
     """
     try:
         return fn()
     except SerdesError:
         raise
-    except SchemaRegistryError as e:
-        if e.http_status_code == 404:
-            raise UnknownSchemaError(f"{what}: registry has no such schema ({e.error_message})", location, schema_id) from e
-        if e.http_status_code in (409, 422):
-            # 409: incompatible with the subject's compatibility rule; 422: not a valid schema
-            raise SchemaMismatchError(f"{what}: registry rejected the schema ({e})", location, schema_id) from e
-        if e.http_status_code in (-1, 0) or e.http_status_code >= 500:
-            raise RegistryUnavailableError(f"{what}: registry failed ({e})", location, schema_id) from e
+    except Exception as e:
+        typed = classify_registry_error(what, e, location, schema_id)
+        if typed is not None:
+            raise typed from e
+        if isinstance(e, _ANSWER_ERRORS):
+            raise RegistryBadResponseError(
+                f"{what}: registry answer is not a Schema Registry answer ({type(e).__name__}: {e})",
+                location, schema_id,
+            ) from e
         raise
-    except TRANSPORT_ERRORS as e:
-        raise RegistryUnavailableError(
-            f"{what}: schema registry unreachable ({type(e).__name__}: {e})", location, schema_id
-        ) from e
+
+
+def checked_schema(what: str, schema: Any, location: Optional[RecordLocation], schema_id: Any) -> Schema:
+    """``schema`` if it is a usable registry schema (a ``schema`` string), else
+    :class:`RegistryBadResponseError` (a 200 answer without ``schema``)."""
+    if not isinstance(schema, Schema) or not isinstance(schema.schema_str, str):
+        raise RegistryBadResponseError(f"{what}: registry answer has no schema string", location, schema_id)
+    return schema
 
 
 def fetch_writer_schema(
@@ -85,15 +150,9 @@ def fetch_writer_schema(
 ) -> Schema:
     """The schema a record was written with, by int id or GUID."""
     if isinstance(schema_id, int):
-        return registry_call(
-            f"fetching schema id {schema_id}",
-            lambda: registry.get_schema(schema_id, subject, fmt),
-            location,
-            schema_id,
-        )
-    return registry_call(
-        f"fetching schema GUID {schema_id}",
-        lambda: registry.get_schema_by_guid(str(schema_id), fmt),
-        location,
-        schema_id,
-    )
+        what = f"fetching schema id {schema_id}"
+        got = registry_call(what, lambda: registry.get_schema(schema_id, subject, fmt), location, schema_id)
+    else:
+        what = f"fetching schema GUID {schema_id}"
+        got = registry_call(what, lambda: registry.get_schema_by_guid(str(schema_id), fmt), location, schema_id)
+    return checked_schema(what, got, location, schema_id)

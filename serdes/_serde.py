@@ -20,7 +20,7 @@ implementation for every record, so their semantics are kept at its speed.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type
 
 from confluent_kafka.schema_registry import (
     Schema,
@@ -29,10 +29,21 @@ from confluent_kafka.schema_registry import (
     prefix_schema_id_deserializer,
     prefix_schema_id_serializer,
 )
+from confluent_kafka.schema_registry.common.serde import SchemaId
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from ._errors import CorruptPayloadError, FramingError, InvalidMagicByteError, RecordLocation, SerdesError, TruncatedFrameError
-from ._registry import fetch_writer_schema, registry_call
+from ._errors import (
+    CorruptPayloadError,
+    FramingError,
+    InvalidMagicByteError,
+    RecordLocation,
+    RegistryBadResponseError,
+    SchemaMismatchError,
+    SerdesError,
+    TruncatedFrameError,
+    ValidationError,
+)
+from ._registry import checked_schema, classify_registry_error, fetch_writer_schema, registry_call
 from ._wire import (
     MAGIC_GUID,
     MAGIC_ID,
@@ -65,11 +76,12 @@ def has_rules(schema: Optional[Schema]) -> bool:
     return bool(rs.domain_rules or rs.migration_rules or getattr(rs, "encoding_rules", None))
 
 
-def _wrap_unexpected(e: BaseException, data: Any, ctx: Optional[SerializationContext], schema_id: Any) -> SerdesError:
+def _payload_error(e: BaseException, data: Any, ctx: Optional[SerializationContext], schema_id: Any) -> SerdesError:
+    """The error of a decoder call: typed errors pass (with the context's location), anything else
+    a decoder raises is the payload's fault -- decoders run only after the frame was read, the
+    writer schema fetched and the decoder compiled, so registry and schema failures never get here."""
     if isinstance(e, SerdesError):
-        if ctx is not None and e.location.topic is None:
-            e.at(topic=ctx.topic, field=ctx.field)
-        return e
+        return _located(e, ctx)
     return CorruptPayloadError(
         f"payload of {len(data)} bytes does not decode with the writer schema: {type(e).__name__}: {e}",
         RecordLocation.from_ctx(ctx),
@@ -128,7 +140,7 @@ class FastDeserializer:
                 try:
                     return dec(data, 5, ctx)
                 except Exception as e:
-                    raise _wrap_unexpected(e, data, ctx, int.from_bytes(data[1:5], "big")) from e
+                    raise _payload_error(e, data, ctx, int.from_bytes(data[1:5], "big")) from e
         return self._decode_any(data, ctx)
 
     def _decode_any(self, data: Optional[bytes], ctx: Optional[SerializationContext]) -> Any:
@@ -138,39 +150,44 @@ class FastDeserializer:
         if data.__class__ is not bytes:
             # bytearray / memoryview: slices of them are not hashable cache keys
             data = bytes(data)
+        dec, offset = self._decoder_for(data, ctx)
         try:
-            if ctx is not None and ctx.headers and self._reads_headers:
-                hv = find_schema_id_header(ctx.headers, ctx.field == MessageField.KEY)
-                if hv is not None:
-                    key: Any = hv if not self._subject_keyed else (hv, ctx.topic, ctx.field)
-                    dec = self._header_decoders.get(key)
-                    if dec is None:
-                        dec = self._miss(data, ctx, key, hv)
-                    return dec(data, 0, ctx)
-            magic = data[0]
-            if magic == MAGIC_ID:
-                key = data[:5]
-            elif magic == MAGIC_GUID:
-                key = data[:17]
-            else:
-                raise InvalidMagicByteError(
-                    f"unknown magic byte {magic:#04x}: not produced by a Schema Registry serializer",
-                    RecordLocation.from_ctx(ctx),
-                )
-            if self._subject_keyed:
-                key = (key, ctx.topic if ctx is not None else None, ctx.field if ctx is not None else None)
-            dec = self._decoders.get(key)
-            if dec is None:
-                dec = self._miss(data, ctx, key, None)
-            return dec(data, len(key) if not self._subject_keyed else len(key[0]), ctx)
-        except IndexError as e:
-            if len(data) == 0:
-                raise TruncatedFrameError("empty record: expected a magic byte", RecordLocation.from_ctx(ctx)) from e
-            raise _wrap_unexpected(e, data, ctx, None) from e
-        except SerdesError as e:
-            raise _wrap_unexpected(e, data, ctx, None)
+            return dec(data, offset, ctx)
         except Exception as e:
-            raise _wrap_unexpected(e, data, ctx, self._schema_ref(data, ctx)) from e
+            raise _payload_error(e, data, ctx, self._schema_ref(data, ctx)) from e
+
+    def _decoder_for(self, data: bytes, ctx: Optional[SerializationContext]) -> Tuple[Decoder, int]:
+        """``(decoder, payload offset)`` for a framed record: the cache, or a miss that reads the
+        frame, fetches the writer schema and compiles the decoder. Raises only typed errors:
+        framing, registry (:class:`RegistryError`, :class:`UnknownSchemaError`) or schema
+        (:class:`SchemaMismatchError`). Independent of ``__call__`` (the async classes share it)."""
+        if ctx is not None and ctx.headers and self._reads_headers:
+            hv = find_schema_id_header(ctx.headers, ctx.field == MessageField.KEY)
+            if hv is not None:
+                key: Any = hv if not self._subject_keyed else (hv, ctx.topic, ctx.field)
+                dec = self._header_decoders.get(key)
+                if dec is None:
+                    dec = self._miss(data, ctx, key, hv)
+                return dec, 0
+        if len(data) == 0:
+            raise TruncatedFrameError("empty record: expected a magic byte", RecordLocation.from_ctx(ctx))
+        magic = data[0]
+        if magic == MAGIC_ID:
+            key = data[:5]
+        elif magic == MAGIC_GUID:
+            key = data[:17]
+        else:
+            raise InvalidMagicByteError(
+                f"unknown magic byte {magic:#04x}: not produced by a Schema Registry serializer",
+                RecordLocation.from_ctx(ctx),
+            )
+        offset = len(key)
+        if self._subject_keyed:
+            key = (key, ctx.topic if ctx is not None else None, ctx.field if ctx is not None else None)
+        dec = self._decoders.get(key)
+        if dec is None:
+            dec = self._miss(data, ctx, key, None)
+        return dec, offset
 
     def deserialize_batch(
         self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext] = None
@@ -194,7 +211,12 @@ class FastDeserializer:
         if ctx is None:
             return None
         if getattr(self, "_strategy_accepts_client", False):
-            return self._subject_name_func(ctx, record_name, self._registry, self._subject_name_conf)  # type: ignore[attr-defined]
+            # record-based strategies that ask the registry (confluent-kafka >= 2.13)
+            return registry_call(
+                "resolving the subject name",
+                lambda: self._subject_name_func(ctx, record_name, self._registry, self._subject_name_conf),  # type: ignore[attr-defined]
+                RecordLocation.from_ctx(ctx),
+            )
         return self._subject_name_func(ctx, record_name)  # type: ignore[attr-defined]
 
     def _record_name(self, writer: Schema) -> Optional[str]:
@@ -213,6 +235,34 @@ class FastDeserializer:
         else:
             frame = parse_frame(data, self._protobuf, loc)
         writer = fetch_writer_schema(self._registry, frame.schema_id, location=loc)  # type: ignore[attr-defined]
+        self._check_format(writer, "writer", frame.schema_id, loc)
+        try:
+            dec = self._compile_for(writer, frame, ctx, key, header_value, loc)
+        except SerdesError as e:
+            raise _located(e, ctx)
+        except Exception as e:
+            # compiling a decoder reads nothing but schemas (registry requests are typed above)
+            raise SchemaMismatchError(
+                f"the writer schema cannot be read by {type(self).__name__}: {type(e).__name__}: {e}",
+                loc, frame.schema_id,
+            ) from e
+        self._store(key, header_value, dec)
+        return dec
+
+    def _check_format(self, schema: Schema, role: str, schema_id: Any, loc: RecordLocation) -> None:
+        """A registry schema of another format (a consumer pointed at the wrong topic) is a schema
+        mismatch, found before any parser reads it."""
+        kind = (schema.schema_type or "AVRO").upper()
+        if kind != self._schema_type:
+            raise SchemaMismatchError(
+                f"the {role} schema is a {kind} schema; {type(self).__name__} reads {self._schema_type}",
+                loc, schema_id,
+            )
+
+    def _compile_for(
+        self, writer: Schema, frame: Frame, ctx: Optional[SerializationContext], key: Any, header_value: Any,
+        loc: RecordLocation,
+    ) -> Decoder:
         reader: Optional[Schema] = None
         if self._subject_keyed:
             subject = self._subject(ctx, None)
@@ -226,17 +276,13 @@ class FastDeserializer:
                     frame.schema_id,
                 )
                 if latest is not None:
-                    if has_rules(latest.schema):
-                        dec = self._delegate_decoder()
-                        self._store(key, header_value, dec)
-                        return dec
-                    reader = latest.schema
+                    reader = checked_schema(f"the reader schema of subject {subject!r}", latest.schema, loc, latest.schema_id)
+                    self._check_format(reader, "reader", latest.schema_id, loc)
+                    if has_rules(reader):
+                        return self._delegate_decoder()
         if has_rules(writer) or getattr(self, "_validation_rules_execution", "DISABLED") not in ("DISABLED", None):
-            dec = self._delegate_decoder()
-        else:
-            dec = self._build_decoder(writer, reader, frame, ctx)
-        self._store(key, header_value, dec)
-        return dec
+            return self._delegate_decoder()
+        return self._build_decoder(writer, reader, frame, ctx)
 
     def _store(self, key: Any, header_value: Any, dec: Decoder) -> None:
         (self._header_decoders if header_value is not None else self._decoders)[key] = dec
@@ -245,7 +291,15 @@ class FastDeserializer:
         confluent_call = self._confluent_call
 
         def delegate(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
-            return confluent_call(data, ctx)
+            try:
+                return confluent_call(data, ctx)
+            except SerdesError:
+                raise
+            except Exception as e:  # confluent-kafka's call also talks to the registry
+                typed = classify_registry_error("decoding with confluent-kafka's deserializer", e, RecordLocation.from_ctx(ctx))
+                if typed is not None:
+                    raise typed from e
+                raise
 
         return delegate
 
@@ -302,12 +356,18 @@ class FastSerializer:
             if by_topic is not None:
                 enc = by_topic.get(ctx.topic)
                 if enc is not None:
-                    return enc(obj, ctx)
+                    try:
+                        return enc(obj, ctx)
+                    except SerdesError as e:
+                        raise _located(e, ctx)
         key = (ctx.topic, ctx.field) if ctx is not None else None
         enc = self._encoders.get(key)
         if enc is None:
             return self._first(obj, ctx, key)
-        return enc(obj, ctx)
+        try:
+            return enc(obj, ctx)
+        except SerdesError as e:
+            raise _located(e, ctx)
 
     def serialize_batch(self, objs: Iterable[Any], ctx: Optional[SerializationContext] = None) -> List[Optional[bytes]]:
         """Encode a list of values for one ``(topic, field)``."""
@@ -315,40 +375,128 @@ class FastSerializer:
         return [call(o, ctx) for o in objs]
 
     # -- slow path --------------------------------------------------------------------------------
+    # The first record of a (topic, field) resolves the schema id here, from the subject and the
+    # serializer's own (immutable) configuration, and builds the encoder that every later record of
+    # that (topic, field) uses; the first record is then written by that same encoder, so first and
+    # later calls answer the same. Nothing here reads or writes confluent-kafka's per-instance
+    # schema-id state (``_schema_id`` / ``_known_subjects``), which threads sharing one serializer
+    # race on. Two threads missing the same (topic, field) at once both resolve it (the registry
+    # client's caches make the second cheap) and build equal encoders; the dict store is atomic.
+
+    #: confluent-kafka's schema-type name for SchemaId (frames), per format
+    _schema_type = "AVRO"
+    #: ``fmt`` for the latest / use.schema.id reader-schema lookup (Protobuf asks ``serialized``)
+    _reader_schema_fmt: Optional[str] = None
+    #: exceptions confluent-kafka's own call raises for a value it cannot encode (delegated records)
+    _value_errors: Tuple[Type[BaseException], ...] = (TypeError, ValueError, KeyError, AttributeError, OverflowError)
+
     def _uses_rules(self) -> bool:
         return getattr(self, "_validation_rules_execution", "DISABLED") not in ("DISABLED", None)
 
+    def _subject_record_name(self) -> Optional[str]:
+        """The record name a record-based subject strategy gets (format specific)."""
+        return getattr(self, "_schema_name", None)
+
+    def _schema_to_register(self, ctx: SerializationContext, loc: RecordLocation) -> Optional[Schema]:
+        """The schema registered / looked up under the subject (Protobuf adds its references)."""
+        return self._schema  # type: ignore[attr-defined]
+
+    def _message_indexes(self) -> Optional[List[int]]:
+        return None
+
     def _first(self, obj: Any, ctx: Optional[SerializationContext], key: Any) -> Optional[bytes]:
+        enc = self._resolve_encoder(ctx)
+        if enc is None:
+            # no context (confluent-kafka then writes with whatever id its instance last saw), a
+            # serializer without a schema of its own, or data-contract rules: confluent-kafka's
+            # call for every record, its errors typed
+            enc = self._delegated
+        self._remember(ctx, key, enc)
+        try:
+            return enc(obj, ctx)
+        except SerdesError as e:
+            raise _located(e, ctx)
+
+    def _resolve_encoder(self, ctx: Optional[SerializationContext]) -> Optional[Encoder]:
+        """The encoder for ``ctx``'s (topic, field), or ``None`` when confluent-kafka's call must
+        write every record. Only registry requests run here; their failures are typed."""
+        if ctx is None or self._uses_rules():
+            return None
         loc = RecordLocation.from_ctx(ctx)
-        out = registry_call("registering or looking up the schema", lambda: self._confluent_call(obj, ctx), loc)
-        if self._framing == "custom" or self._uses_rules() or out is None:
-            self._remember(ctx, key, self._confluent_call)
-            return out
-        if self._framing == "prefix":
-            frame = parse_frame(out, self._protobuf, loc)
-            header_value = None
+        record_name = self._subject_record_name()
+        if getattr(self, "_strategy_accepts_client", False):
+            # record-based strategies that ask the registry (confluent-kafka >= 2.13)
+            subject = registry_call(
+                "resolving the subject name",
+                lambda: self._subject_name_func(ctx, record_name, self._registry, self._subject_name_conf),  # type: ignore[attr-defined]
+                loc,
+            )
         else:
-            hv = find_schema_id_header(ctx.headers if ctx is not None else None, ctx is not None and ctx.field == MessageField.KEY)
-            if hv is None:
-                raise FramingError("the schema-id header the serializer wrote is missing from the context", loc)
-            frame = parse_header_value(hv, self._protobuf, loc)
-            header_value = bytes(hv)
-        written_with = None
-        if getattr(self, "_use_latest_version", False) or getattr(self, "_use_latest_with_metadata", None) \
-                or getattr(self, "_use_schema_id", None) is not None:
-            written_with = fetch_writer_schema(self._registry, frame.schema_id, location=loc)  # type: ignore[attr-defined]
+            subject = self._subject_name_func(ctx, record_name)  # type: ignore[attr-defined]
+        if subject is None:
+            return None
+        fmt = self._reader_schema_fmt
+        latest = registry_call(
+            f"fetching the schema to write subject {subject!r} with",
+            lambda: self._get_reader_schema(subject, fmt) if fmt is not None else self._get_reader_schema(subject),  # type: ignore[attr-defined]
+            loc,
+        )
+        written_with: Optional[Schema] = None
+        if latest is not None:
+            written_with = checked_schema(f"the schema of subject {subject!r}", latest.schema, loc, latest.schema_id)
             if has_rules(written_with):
-                self._remember(ctx, key, self._confluent_call)
-                return out
-        if header_value is None:
-            self._remember(ctx, key, self._build_encoder(frame_prefix(frame.schema_id, frame.message_indexes), written_with))
+                return None
+            schema_id, guid = latest.schema_id, latest.guid
         else:
-            self._remember(ctx, key, _headered(
-                schema_id_header_name(ctx is not None and ctx.field == MessageField.KEY),
-                header_value,
-                self._build_encoder(b"", written_with),
-            ))
-        return out
+            schema = self._schema_to_register(ctx, loc)
+            if schema is None:
+                return None
+            normalize = getattr(self, "_normalize_schemas", False)
+            if getattr(self, "_auto_register", True):
+                registered = registry_call(
+                    f"registering the schema under subject {subject!r}",
+                    lambda: self._registry.register_schema_full_response(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]
+                    loc,
+                )
+            else:
+                registered = registry_call(
+                    f"looking up the schema under subject {subject!r}",
+                    lambda: self._registry.lookup_schema(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]
+                    loc,
+                )
+            schema_id, guid = getattr(registered, "schema_id", None), getattr(registered, "guid", None)
+        if not isinstance(schema_id, int) and self._framing == "prefix":
+            raise RegistryBadResponseError(f"registry answer for subject {subject!r} has no schema id", loc)
+        try:
+            sid = SchemaId(self._schema_type, schema_id, guid, self._message_indexes())
+        except ValueError as e:  # a GUID that is not a UUID
+            raise RegistryBadResponseError(f"registry answer for subject {subject!r} has a bad GUID: {e}", loc) from e
+        if self._framing == "prefix":
+            return self._build_encoder(sid.id_to_bytes(), written_with)
+        encode = self._build_encoder(b"", written_with)
+        if self._framing == "header":
+            if sid.guid is None:
+                raise RegistryBadResponseError(
+                    f"header framing needs a schema GUID and the registry gave none for subject {subject!r}", loc
+                )
+            return _headered(schema_id_header_name(ctx.field == MessageField.KEY), sid.guid_to_bytes(), encode)
+        return _custom_framed(self._schema_id_serializer, sid, encode)  # type: ignore[attr-defined]
+
+    def _delegated(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
+        """confluent-kafka's own call, its failures typed (registry ones by status, a value it
+        cannot encode as :class:`ValidationError`)."""
+        try:
+            return self._confluent_call(obj, ctx)
+        except SerdesError as e:
+            raise _located(e, ctx)
+        except Exception as e:
+            loc = RecordLocation.from_ctx(ctx)
+            typed = classify_registry_error("serializing with confluent-kafka's serializer", e, loc)
+            if typed is not None:
+                raise typed from e
+            if isinstance(e, self._value_errors):
+                raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}", loc) from e
+            raise
 
     def _remember(self, ctx: Optional[SerializationContext], key: Any, enc: Any) -> None:
         self._encoders[key] = enc
@@ -363,6 +511,21 @@ class FastSerializer:
         self._encoders.clear()
         self._value_encoders.clear()
         self._key_encoders.clear()
+
+
+def _located(e: SerdesError, ctx: Optional[SerializationContext]) -> SerdesError:
+    """``e`` with the context's topic and field filled in where the raiser did not know them."""
+    if ctx is not None and e.location.topic is None:
+        e.at(topic=ctx.topic, field=ctx.field)
+    return e
+
+
+def _custom_framed(framer: Callable[[bytes, Any, Any], bytes], sid: Any, encode: Encoder) -> Encoder:
+    """A user ``schema.id.serializer`` frames each payload (with the id resolved once)."""
+    def encode_custom(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+        return framer(encode(obj, ctx), ctx, sid)
+
+    return encode_custom
 
 
 def _headered(name: str, value: bytes, encode: Encoder) -> Callable[[Any, Optional[SerializationContext]], bytes]:

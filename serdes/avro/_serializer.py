@@ -9,8 +9,7 @@ from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvr
 from confluent_kafka.serialization import SerializationContext
 
 from .._serde import Encoder, FastSerializer
-from ._encgen import check_value, compile_encoder
-from .._errors import RecordLocation, SerdesError, ValidationError
+from ._encgen import compile_encoder
 
 __all__ = ["AvroSerializer"]
 
@@ -22,27 +21,16 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
     ``confluent_kafka.schema_registry.avro.AvroSerializer``.
     """
 
+    _schema_type = "AVRO"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._init_fast()
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
-        key = (ctx.topic, ctx.field) if ctx is not None else None
-        if key not in self._encoders and self._parsed_schema is not None and obj is not None:
-            # the first record of a subject goes through confluent-kafka, which writes whatever
-            # fastavro accepts: validate it the way the cached encoder will
-            value = self._to_dict(obj, ctx) if self._to_dict is not None and ctx is not None else obj
-            try:
-                check_value(self._parsed_schema, value, self._strict)
-            except ValidationError as e:
-                raise (e.at(topic=ctx.topic, field=ctx.field) if ctx is not None else e)
-        try:
-            return _ConfluentAvroSerializer.__call__(self, obj, ctx)
-        except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as e:
-            if isinstance(e, SerdesError):
-                raise
-            raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}",
-                                  RecordLocation.from_ctx(ctx)) from e
+        # only for records confluent-kafka writes itself (data-contract rules, no context); its
+        # failures are typed by FastSerializer._delegated
+        return _ConfluentAvroSerializer.__call__(self, obj, ctx)
 
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
         parsed = self._get_parsed_schema(written_with) if written_with is not None else self._parsed_schema

@@ -24,7 +24,7 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
 from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError, SerdesError, TruncatedFrameError
-from .._serde import Decoder, FastDeserializer, _wrap_unexpected
+from .._serde import Decoder, FastDeserializer, _payload_error
 from .._wire import Frame, frame_prefix, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
 from ._schemas import build_pool, fetch_schema, first_message_name, message_at
 from ._todict import dict_converter
@@ -140,9 +140,9 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                     try:
                         return dec(data, 5, ctx)
                     except SerdesError as e:
-                        raise _wrap_unexpected(e, data, ctx, None)
+                        raise _payload_error(e, data, ctx, None)
                     except Exception as e:  # pragma: no cover - decoders raise typed errors
-                        raise _wrap_unexpected(e, data, ctx, None) from e
+                        raise _payload_error(e, data, ctx, None) from e
         return FastDeserializer.__call__(self, data, ctx)
 
     def _init_fast(self) -> None:

@@ -26,13 +26,20 @@ import binascii
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 from confluent_kafka.schema_registry import Schema
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError
 
-from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError
-from .._registry import TRANSPORT_ERRORS, registry_call
+from .._errors import (
+    CorruptPayloadError,
+    RecordLocation,
+    RegistryAuthError,
+    RegistryError,
+    RegistryRateLimitedError,
+    SchemaMismatchError,
+    UnknownSchemaError,
+)
+from .._registry import checked_schema, registry_call
 from .._wire import SchemaRef
 
 __all__ = [
@@ -114,21 +121,17 @@ def _is_raw_descriptor(s: str) -> bool:
 
 
 def _with_format_fallback(what: str, fn_serialized: Any, fn_plain: Any, location: Optional[RecordLocation], ref: Any) -> Any:
-    """Ask for ``format=serialized`` (Confluent); when the registry fails that request (Apicurio
-    answers 500), ask again without a format."""
+    """Ask for ``format=serialized`` (Confluent); when the registry fails that request with an
+    HTTP error other than 404, 401, 403 or 429 (Apicurio answers 500), ask again without a format.
+    Every failure is typed by :func:`registry_call`."""
     try:
-        return fn_serialized()
-    except SchemaRegistryError as e:
-        if e.http_status_code != 404:
-            return registry_call(what, fn_plain, location, ref)
-        err: BaseException = e
-    except TRANSPORT_ERRORS as e:
-        err = e
-
-    def reraise() -> Any:
-        raise err
-
-    return registry_call(what, reraise, location, ref)  # the typed error for ``err``
+        return registry_call(what, fn_serialized, location, ref)
+    except (UnknownSchemaError, RegistryAuthError, RegistryRateLimitedError):
+        raise
+    except RegistryError as e:
+        if e.http_status is None:
+            raise  # unreachable or an unreadable answer: asking again without a format cannot help
+        return registry_call(what, fn_plain, location, ref)
 
 
 def fetch_schema(registry: Any, schema_id: SchemaRef, location: Optional[RecordLocation] = None) -> Schema:
@@ -138,18 +141,22 @@ def fetch_schema(registry: Any, schema_id: SchemaRef, location: Optional[RecordL
     deserializers: the client caches one schema per id whatever the format asked for.
     """
     if isinstance(schema_id, int):
-        return _with_format_fallback(
-            f"fetching schema id {schema_id}",
+        what = f"fetching schema id {schema_id}"
+        got = _with_format_fallback(
+            what,
             lambda: registry.get_schema(schema_id, None, "serialized"),
             lambda: registry.get_schema(schema_id, None, None),
             location, schema_id,
         )
-    return _with_format_fallback(
-        f"fetching schema GUID {schema_id}",
-        lambda: registry.get_schema_by_guid(str(schema_id), "serialized"),
-        lambda: registry.get_schema_by_guid(str(schema_id), None),
-        location, schema_id,
-    )
+    else:
+        what = f"fetching schema GUID {schema_id}"
+        got = _with_format_fallback(
+            what,
+            lambda: registry.get_schema_by_guid(str(schema_id), "serialized"),
+            lambda: registry.get_schema_by_guid(str(schema_id), None),
+            location, schema_id,
+        )
+    return checked_schema(what, got, location, schema_id)
 
 
 def fetch_version(registry: Any, subject: str, version: int, location: Optional[RecordLocation] = None) -> Any:

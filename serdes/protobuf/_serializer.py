@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, List, Optional
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as _ConfluentProtobufSerializer
@@ -10,6 +10,7 @@ from confluent_kafka.serialization import SerializationContext
 from google.protobuf.message import EncodeError
 
 from .._errors import RecordLocation, ValidationError
+from .._registry import registry_call
 from .._serde import Encoder, FastSerializer
 
 __all__ = ["ProtobufSerializer", "WrongMessageTypeError"]
@@ -32,10 +33,29 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
     """
 
     _protobuf = True
+    _schema_type = "PROTOBUF"
+    _reader_schema_fmt = "serialized"  # as confluent-kafka's ProtobufSerializer asks
+    _value_errors = FastSerializer._value_errors + (EncodeError,)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._init_fast()
+
+    def _subject_record_name(self) -> Optional[str]:
+        return self._msg_class.DESCRIPTOR.full_name
+
+    def _message_indexes(self) -> Optional[List[int]]:
+        return list(self._index_array)
+
+    def _schema_to_register(self, ctx: SerializationContext, loc: RecordLocation) -> Optional[Schema]:
+        # the references (imports) are registered / looked up first, as confluent-kafka does; the
+        # schema with them is a local value (confluent-kafka stores it on the instance)
+        refs = registry_call(
+            "registering or looking up the schema's references",
+            lambda: self._resolve_dependencies(ctx, self._msg_class.DESCRIPTOR.file),
+            loc,
+        )
+        return Schema(self._schema.schema_str, self._schema.schema_type, refs)
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
         if obj is not None and not isinstance(obj, self._msg_class):

@@ -7,15 +7,14 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 import orjson
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.common.json_schema import _json_dumps
-from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as _ConfluentJSONSerializer
 from confluent_kafka.serialization import SerializationContext
 
-from .._errors import RecordLocation, SchemaMismatchError, SerdesError, ValidationError
+from .._errors import RecordLocation, SerdesError, ValidationError
 from .._serde import Encoder, FastSerializer
 from ._common import ValidatorCacheMixin
 
-__all__ = ["JSONSerializer"]
+__all__ = ["JSONSerializer", "NAN_AS_NULL_CONF"]
 
 _dumps = orjson.dumps
 
@@ -42,13 +41,16 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         serdes.UnknownSchemaError, serdes.RegistryUnavailableError: as for every serdes serializer.
     """
 
+    _schema_type = "JSON"
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        args, kwargs, self._nan_as_null = _split_nan_conf(args, kwargs)
         super().__init__(*args, **kwargs)
         self._init_fast()
-        # (topic, field) -> (prefix, is_valid) for the dominant configuration (prefix framing,
+        # (topic, field) -> (prefix, is_valid, nan_as_null) for the dominant configuration (prefix framing,
         # default codec, no to_dict, validation on): __call__ runs it inline, one Python frame
         # less than the generic encoder. Anything else, or any failure, takes the generic path.
-        self._inline: Dict[Any, Tuple[bytes, Callable[[Any], bool]]] = {}
+        self._inline: Dict[Any, Tuple[bytes, Callable[[Any], bool], bool]] = {}
 
     def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:  # type: ignore[override]
         """Encode one value with registry framing (same call as confluent-kafka's JSONSerializer)."""
@@ -57,7 +59,10 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
             if st is not None:
                 try:
                     if st[1](obj):
-                        return st[0] + _dumps(obj)
+                        out = _dumps(obj)
+                        # orjson writes NaN and +-Infinity as null: a record with a null may hold one
+                        if st[2] or b"null" not in out:
+                            return st[0] + out
                 except Exception:
                     pass  # the generic path raises the typed error
         return FastSerializer.__call__(self, obj, ctx)
@@ -81,8 +86,10 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
             if st is not None and obj is not None:
                 try:
                     if st[1](obj):
-                        append(st[0] + dumps(obj))
-                        continue
+                        payload = dumps(obj)
+                        if st[2] or b"null" not in payload:
+                            append(st[0] + payload)
+                            continue
                 except Exception:
                     pass
             append(call(obj, ctx))
@@ -103,24 +110,15 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         super().clear_cache()
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
-        try:
-            return _ConfluentJSONSerializer.__call__(self, obj, ctx)
-        except SerdesError as e:
-            if ctx is not None and e.location.topic is None:
-                e.at(topic=ctx.topic, field=ctx.field)
-            raise
-        except SchemaRegistryError as e:
-            if e.http_status_code == 409:
-                # the registry refuses to register the schema under the subject (compatibility rule)
-                raise SchemaMismatchError(
-                    f"the registry rejected the schema as incompatible with the subject's versions: {e.error_message}",
-                    RecordLocation.from_ctx(ctx),
-                ) from e
-            raise
-        except TypeError as e:
-            if type(e).__name__ == "JSONEncodeError":
-                raise ValidationError(f"value cannot be encoded as JSON: {e}", RecordLocation.from_ctx(ctx)) from e
-            raise
+        # only for records confluent-kafka writes itself (data-contract rules, no context); its
+        # failures are typed by FastSerializer._delegated. NaN / Infinity are refused first, as on
+        # serdes' own path (confluent-kafka would write them as null).
+        if not self._nan_as_null and obj is not None:
+            value = self._to_dict(obj, ctx) if self._to_dict is not None and ctx is not None else obj
+            where = non_finite_path(value)
+            if where is not None:
+                raise _nan_error(where, RecordLocation.from_ctx(ctx))
+        return _ConfluentJSONSerializer.__call__(self, obj, ctx)
 
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
         if written_with is not None:
@@ -133,7 +131,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         if self._validate and schema is not None and parsed is not None and ref_registry is not None:
             validator = self._get_validator(schema, parsed, ref_registry)
         sid = _schema_id_of(prefix)
-        return _make_encoder(prefix, validator, self._to_dict, self._json_encode, sid)
+        return _make_encoder(prefix, validator, self._to_dict, self._json_encode, sid, self._nan_as_null)
 
 
 def _schema_id_of(prefix: bytes) -> Any:
@@ -152,7 +150,14 @@ def _make_encoder(
     to_dict: Optional[Callable[[Any, Any], Any]],
     json_encode: Optional[Callable[[Any], Any]],
     schema_id: Any,
+    nan_as_null: bool = False,
 ) -> Encoder:
+    """The encoder of one (topic, field); the first record and every later one run it.
+
+    Fast paths return only a payload that passed every check; anything else (invalid, not
+    encodable, a ``null`` in the output that may be a NaN) goes to ``slow``, which raises the
+    typed error or returns the same bytes.
+    """
     default_codec = json_encode is None or json_encode is _json_dumps
     dumps = orjson.dumps
 
@@ -164,6 +169,10 @@ def _make_encoder(
             try:
                 if default_codec:
                     payload = dumps(value)
+                    if not nan_as_null and b"null" in payload:
+                        where = non_finite_path(value)
+                        if where is not None:
+                            raise _nan_error(where)
                 else:
                     payload = json_encode(value)  # type: ignore[misc]
                     if isinstance(payload, str):
@@ -183,17 +192,23 @@ def _make_encoder(
         if to_dict is None:
             def encode_nv(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
                 try:
-                    return prefix + dumps(obj)
+                    payload = dumps(obj)
+                    if nan_as_null or b"null" not in payload:
+                        return prefix + payload
                 except Exception:
-                    return slow(obj, ctx)
+                    pass
+                return slow(obj, ctx)
             return encode_nv
 
         def encode_nv_td(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
             value = to_dict(obj, ctx)
             try:
-                return prefix + dumps(value)
+                payload = dumps(value)
+                if nan_as_null or b"null" not in payload:
+                    return prefix + payload
             except Exception:
-                return slow(value, ctx)
+                pass
+            return slow(value, ctx)
         return encode_nv_td
 
     is_valid = validator.is_valid
@@ -201,20 +216,84 @@ def _make_encoder(
         def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
             try:
                 if is_valid(obj):
-                    return prefix + dumps(obj)
+                    payload = dumps(obj)
+                    if nan_as_null or b"null" not in payload:
+                        return prefix + payload
             except Exception:
                 pass
             return slow(obj, ctx)
         if prefix:
-            encode.inline = (prefix, is_valid)  # type: ignore[attr-defined]
+            encode.inline = (prefix, is_valid, nan_as_null)  # type: ignore[attr-defined]
         return encode
 
     def encode_td(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
         value = to_dict(obj, ctx)
         try:
             if is_valid(value):
-                return prefix + dumps(value)
+                payload = dumps(value)
+                if nan_as_null or b"null" not in payload:
+                    return prefix + payload
         except Exception:
             pass
         return slow(value, ctx)
     return encode_td
+
+
+#: the ``serdes.*`` conf key restoring confluent-kafka's behaviour for NaN / +-Infinity (write null)
+NAN_AS_NULL_CONF = "serdes.json.nan.as.null"
+
+
+def _split_nan_conf(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any], bool]:
+    """Remove ``serdes.json.nan.as.null`` from the conf (positional argument 4 or ``conf=``) before
+    confluent-kafka's constructor checks the keys: the mechanism of serdes._limits'
+    ``split_limits_conf`` (``serdes.*`` keys never reach confluent-kafka)."""
+    if "conf" in kwargs:
+        conf = kwargs["conf"]
+    elif len(args) >= 4:
+        conf = args[3]
+    else:
+        return args, kwargs, False
+    if not isinstance(conf, dict) or NAN_AS_NULL_CONF not in conf:
+        return args, kwargs, False
+    conf = dict(conf)
+    value = conf.pop(NAN_AS_NULL_CONF)
+    if not isinstance(value, bool):
+        raise ValueError(f"{NAN_AS_NULL_CONF} must be a bool, got {value!r}")
+    if "conf" in kwargs:
+        kwargs = {**kwargs, "conf": conf}
+    else:
+        args = args[:3] + (conf,) + args[4:]
+    return args, kwargs, value
+
+
+_INF = float("inf")
+_CONTAINERS = (dict, list, tuple, float)
+
+
+def non_finite_path(value: Any, _path: str = "$") -> Optional[str]:
+    """The JSON path of the first NaN or +-Infinity float in ``value``, else ``None``. Runs only on
+    records whose encoding holds a ``null`` (how orjson writes those floats); the depth is bounded:
+    orjson encoded ``value`` already and refuses more than 254 levels."""
+    if isinstance(value, float):
+        return _path if value != value or value == _INF or value == -_INF else None
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if isinstance(v, _CONTAINERS):
+                found = non_finite_path(v, f"{_path}.{k}")
+                if found is not None:
+                    return found
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            if isinstance(v, _CONTAINERS):
+                found = non_finite_path(v, f"{_path}[{i}]")
+                if found is not None:
+                    return found
+    return None
+
+
+def _nan_error(where: str, location: Optional[RecordLocation] = None) -> ValidationError:
+    return ValidationError(
+        f"{where} is NaN or Infinity, which JSON cannot represent (confluent-kafka writes null; "
+        f"{NAN_AS_NULL_CONF}=True does that)",
+        location,
+    )

@@ -27,7 +27,7 @@ from pyflink.datastream.connectors.kafka import (
     KafkaSource,
 )
 
-from serdes._errors import RecordLocation, SerdesError
+from serdes._errors import RecordLocation, RegistryError, SerdesError
 
 from ._codecs import SerdeSpec
 from ._env import configure
@@ -120,8 +120,12 @@ class DecodeFunction(ProcessFunction):
 
     ``on_error``: ``"fail"`` raises a :class:`serdes.SerdesError` naming topic/partition/offset
     (the job fails); ``"dead_letter"`` emits a :data:`DEAD_LETTER_ROW_TYPE` row on
-    :data:`DEAD_LETTER_TAG`; ``"skip"`` drops the record.  Counters ``serdes_decoded``,
-    ``serdes_failed`` and ``serdes_tombstones`` are registered in the operator's metric group.
+    :data:`DEAD_LETTER_TAG`; ``"skip"`` drops the record.  A :class:`serdes.RegistryError`
+    (registry unreachable, HTTP 401/403/429, a bad answer) is not the record's fault: whatever
+    ``on_error`` says, it fails the operator (Flink's restart strategy retries), so an auth outage
+    never dead-letters or skips good records.  Counters ``serdes_decoded``, ``serdes_failed``,
+    ``serdes_tombstones`` and ``serdes_registry_failures`` are registered in the operator's
+    metric group.
 
     ``emit``: optional callable turning the decoded output (value or :class:`KafkaRecord`)
     into what goes downstream (e.g. a typed encoder for ``ProtobufTypeInformation``).
@@ -153,6 +157,7 @@ class DecodeFunction(ProcessFunction):
         self._decoded = group.counter("serdes_decoded")
         self._failed = group.counter("serdes_failed")
         self._tombstones = group.counter("serdes_tombstones")
+        self._registry_failures = group.counter("serdes_registry_failures")
 
     def process_element(self, row, ctx):
         topic, partition, offset, ts, raw_key, raw_value, headers = row
@@ -170,7 +175,13 @@ class DecodeFunction(ProcessFunction):
                 key = self._key_de(
                     raw_key, FlinkSerializationContext(topic, MessageField.KEY, headers, partition, offset)
                 )
-        except Exception as exc:  # noqa: BLE001 - every failure is a poison pill
+        except RegistryError as exc:
+            # The registry failed (unreachable, 401/403, 429, a bad answer), not the record: the
+            # same record decodes once the registry answers. Never dead-lettered or skipped -- the
+            # operator fails and Flink's restart strategy retries from the last checkpoint.
+            self._registry_failures.inc()
+            raise exc.at(topic=topic, partition=partition, offset=offset, field=field)
+        except Exception as exc:  # noqa: BLE001 - every other failure is the record's (poison pill)
             self._failed.inc()
             err = _locate(exc, topic, partition, offset, field)
             if self.on_error == ON_ERROR_FAIL:

@@ -20,6 +20,7 @@ implementation for every record, so their semantics are kept at its speed.
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type
 
 from confluent_kafka.schema_registry import (
@@ -321,6 +322,7 @@ class FastSerializer:
 
     def _init_fast(self) -> None:
         self._encoders = {}
+        self._register_lock = threading.Lock()
         # the same encoders by topic, one dict per field: hashing a str is cached by CPython, while
         # hashing a (topic, MessageField) tuple runs the str-Enum's __hash__ in Python (~150 ns)
         self._value_encoders: Dict[str, Callable[[Any, Optional[SerializationContext]], Optional[bytes]]] = {}
@@ -448,22 +450,15 @@ class FastSerializer:
                 return None
             schema_id, guid = latest.schema_id, latest.guid
         else:
-            schema = self._schema_to_register(ctx, loc)
-            if schema is None:
+            # One registration at a time per serializer (cold path only, never taken for a cached
+            # (topic, field)): two threads missing the same subject at once would otherwise both
+            # register, and a registry that does not make concurrent registration of one schema
+            # idempotent (confluent-kafka's mock://) gives them two ids. The id still comes from
+            # this subject's answer alone, never from another call's state.
+            with self._register_lock:
+                registered = self._register(subject, ctx, loc)
+            if registered is None:
                 return None
-            normalize = getattr(self, "_normalize_schemas", False)
-            if getattr(self, "_auto_register", True):
-                registered = registry_call(
-                    f"registering the schema under subject {subject!r}",
-                    lambda: self._registry.register_schema_full_response(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]
-                    loc,
-                )
-            else:
-                registered = registry_call(
-                    f"looking up the schema under subject {subject!r}",
-                    lambda: self._registry.lookup_schema(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]
-                    loc,
-                )
             schema_id, guid = getattr(registered, "schema_id", None), getattr(registered, "guid", None)
         if not isinstance(schema_id, int) and self._framing == "prefix":
             raise RegistryBadResponseError(f"registry answer for subject {subject!r} has no schema id", loc)
@@ -472,8 +467,8 @@ class FastSerializer:
         except ValueError as e:  # a GUID that is not a UUID
             raise RegistryBadResponseError(f"registry answer for subject {subject!r} has a bad GUID: {e}", loc) from e
         if self._framing == "prefix":
-            return self._build_encoder(sid.id_to_bytes(), written_with)
-        encode = self._build_encoder(b"", written_with)
+            return self._compile_encoder(sid.id_to_bytes(), written_with, loc)
+        encode = self._compile_encoder(b"", written_with, loc)
         if self._framing == "header":
             if sid.guid is None:
                 raise RegistryBadResponseError(
@@ -481,6 +476,34 @@ class FastSerializer:
                 )
             return _headered(schema_id_header_name(ctx.field == MessageField.KEY), sid.guid_to_bytes(), encode)
         return _custom_framed(self._schema_id_serializer, sid, encode)  # type: ignore[attr-defined]
+
+    def _compile_encoder(self, prefix: bytes, written_with: Optional[Schema], loc: RecordLocation) -> Encoder:
+        try:
+            return self._build_encoder(prefix, written_with)
+        except SerdesError:
+            raise
+        except Exception as e:  # building an encoder reads nothing but the schema
+            raise SchemaMismatchError(
+                f"{type(self).__name__} cannot write with the schema: {type(e).__name__}: {e}", loc,
+            ) from e
+
+    def _register(self, subject: str, ctx: SerializationContext, loc: RecordLocation) -> Any:
+        """Register (``auto.register.schemas``) or look up the serializer's schema under ``subject``."""
+        schema = self._schema_to_register(ctx, loc)
+        if schema is None:
+            return None
+        normalize = getattr(self, "_normalize_schemas", False)
+        if getattr(self, "_auto_register", True):
+            return registry_call(
+                f"registering the schema under subject {subject!r}",
+                lambda: self._registry.register_schema_full_response(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]
+                loc,
+            )
+        return registry_call(
+            f"looking up the schema under subject {subject!r}",
+            lambda: self._registry.lookup_schema(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]
+            loc,
+        )
 
     def _delegated(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
         """confluent-kafka's own call, its failures typed (registry ones by status, a value it

@@ -141,3 +141,26 @@ def test_shim_without_javac_says_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.setattr(_shim.shutil, "which", lambda name: None)
     with pytest.raises(sf.ConnectorJarError, match="javac"):
         _shim.shim_jar(connector)
+
+
+@pytest.mark.parametrize("on_error", ["dead_letter", "skip", "fail"])
+def test_decode_function_registry_error_is_never_dead_lettered_or_skipped(on_error):
+    """A registry failure is not the record's: whatever on_error says, the operator fails."""
+    import serdes
+
+    def factory(client, **kw):
+        def de(data, ctx):
+            raise serdes.RegistryAuthError("fetching schema id 1: registry answered HTTP 401", http_status=401)
+
+        return de
+
+    fn = sf.DecodeFunction(sf.custom("avro", "de", factory), on_error=on_error)
+    ctx = _Ctx()
+    fn.open(ctx)
+    with pytest.raises(serdes.RegistryAuthError) as info:
+        list(fn.process_element(("t", 1, 9, 0, b"k", b"\x00\x00\x00\x00\x01\x02", None), None))
+    assert (info.value.location.topic, info.value.location.partition, info.value.location.offset) == ("t", 1, 9)
+    counters = ctx.group.counters
+    assert counters["serdes_registry_failures"].n == 1 and counters["serdes_failed"].n == 0
+    again = pickle.loads(pickle.dumps(info.value))
+    assert type(again) is serdes.RegistryAuthError and again.http_status == 401 and again.location.offset == 9

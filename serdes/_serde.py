@@ -9,13 +9,22 @@ subject-name strategies and registration behave exactly as there. What changes i
   builds the same decoder twice), no schema walk, no ``BytesIO``. A miss fetches the writer schema
   from the registry once and compiles the decoder.
 * **Serializers** look ``(topic, field)`` up in a dict; a hit is an encoder bound to the schema id
-  the registry gave for that subject, with the frame prefix (or header value) precomputed. The
-  first record of a ``(topic, field)`` goes through confluent-kafka's own implementation, which
-  resolves the subject and registers or looks up the schema exactly as it always did; serdes reads
-  the frame that call produced and builds the encoder from it.
+  the registry gave for that subject, with the frame prefix (or header value) precomputed. On the
+  first record of a ``(topic, field)`` serdes resolves the subject with confluent-kafka's strategy
+  and conf (``use.latest.version``, ``use.schema.id``, ``auto.register.schemas``, references),
+  registers or looks the schema up, builds the encoder, and writes that first record with it: first
+  and later records share one code path, and no per-instance mutable state (confluent-kafka's
+  ``_schema_id``, which threads sharing a serializer race on) decides a frame.
 
 Schemas that carry data-contract rules (CEL, encryption, migrations) are handed to confluent-kafka's
 implementation for every record, so their semantics are kept at its speed.
+
+Failures are classified where they are caught, by phase, never re-labelled afterwards: a registry
+request (only ever wrapped around a call that does nothing else) -> ``RegistryError`` /
+``UnknownSchemaError`` / ``SchemaMismatchError`` (409/422); reading a registry schema or compiling a
+decoder/encoder from it -> ``SchemaMismatchError``; a decoder call -> ``CorruptPayloadError``; an
+encoder call -> ``ValidationError``. The cache lookup and miss (:meth:`FastDeserializer._decoder_for`,
+:meth:`FastSerializer._resolve_encoder`) do not depend on the sync ``__call__``.
 """
 
 from __future__ import annotations

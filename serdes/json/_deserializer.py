@@ -37,8 +37,9 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
     Raises (from ``__call__``):
         serdes.CorruptPayloadError: the payload is not JSON.
         serdes.ValidationError: the document does not conform to the reader schema.
-        serdes.FramingError, serdes.UnknownSchemaError, serdes.RegistryUnavailableError: as for
-            every serdes deserializer.
+        serdes.SchemaMismatchError: the schema id names an Avro or Protobuf schema.
+        serdes.FramingError, serdes.UnknownSchemaError, serdes.RegistryError: as for every serdes
+            deserializer.
     """
 
     _schema_type = "JSON"

@@ -35,10 +35,12 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
 
     Raises (from ``__call__``):
         serdes.ValidationError: the value does not conform to the schema (message has the JSON path),
-            or cannot be encoded as JSON.
+            cannot be encoded as JSON, or holds NaN / +-Infinity (confluent-kafka writes those as
+            null; ``conf={"serdes.json.nan.as.null": True}`` does the same).
         serdes.SchemaMismatchError: auto-registration was refused (HTTP 409: incompatible with the
             subject's compatibility rule), or the schema is not a valid JSON Schema.
-        serdes.UnknownSchemaError, serdes.RegistryUnavailableError: as for every serdes serializer.
+        serdes.UnknownSchemaError, serdes.RegistryError (and its subclasses): as for every serdes
+            serializer.
     """
 
     _schema_type = "JSON"

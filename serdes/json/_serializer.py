@@ -17,6 +17,12 @@ from ._common import ValidatorCacheMixin
 __all__ = ["JSONSerializer", "NAN_AS_NULL_CONF"]
 
 _dumps = orjson.dumps
+_loads = orjson.loads
+# orjson writes NaN and +-Infinity as null, the only change it makes to a value: a payload without
+# "null" needs no further check (bytes.find: ``in`` on bytes first tries the needle as an int);
+# one with a null is read back and compared (C-level equality; NaN != None), and only a mismatch
+# is walked for the path of the non-finite float (or a value orjson changed in another way).
+_find = bytes.find
 
 
 class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializer):
@@ -63,7 +69,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
                     if st[1](obj):
                         out = _dumps(obj)
                         # orjson writes NaN and +-Infinity as null: a record with a null may hold one
-                        if st[2] or b"null" not in out:
+                        if st[2] or _find(out, b"null") < 0 or _loads(out) == obj:
                             return st[0] + out
                 except Exception:
                     pass  # the generic path raises the typed error
@@ -89,7 +95,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
                 try:
                     if st[1](obj):
                         payload = dumps(obj)
-                        if st[2] or b"null" not in payload:
+                        if st[2] or _find(payload, b"null") < 0 or _loads(payload) == obj:
                             append(st[0] + payload)
                             continue
                 except Exception:
@@ -171,7 +177,7 @@ def _make_encoder(
             try:
                 if default_codec:
                     payload = dumps(value)
-                    if not nan_as_null and b"null" in payload:
+                    if not nan_as_null and _find(payload, b"null") >= 0:
                         where = non_finite_path(value)
                         if where is not None:
                             raise _nan_error(where)
@@ -195,7 +201,7 @@ def _make_encoder(
             def encode_nv(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
                 try:
                     payload = dumps(obj)
-                    if nan_as_null or b"null" not in payload:
+                    if nan_as_null or _find(payload, b"null") < 0 or _loads(payload) == obj:
                         return prefix + payload
                 except Exception:
                     pass
@@ -206,7 +212,7 @@ def _make_encoder(
             value = to_dict(obj, ctx)
             try:
                 payload = dumps(value)
-                if nan_as_null or b"null" not in payload:
+                if nan_as_null or _find(payload, b"null") < 0 or _loads(payload) == value:
                     return prefix + payload
             except Exception:
                 pass
@@ -219,7 +225,7 @@ def _make_encoder(
             try:
                 if is_valid(obj):
                     payload = dumps(obj)
-                    if nan_as_null or b"null" not in payload:
+                    if nan_as_null or _find(payload, b"null") < 0 or _loads(payload) == obj:
                         return prefix + payload
             except Exception:
                 pass
@@ -233,7 +239,7 @@ def _make_encoder(
         try:
             if is_valid(value):
                 payload = dumps(value)
-                if nan_as_null or b"null" not in payload:
+                if nan_as_null or _find(payload, b"null") < 0 or _loads(payload) == value:
                     return prefix + payload
         except Exception:
             pass

@@ -143,3 +143,79 @@ def test_documented_differences_are_refused_on_every_call(world, name, value):
         with pytest.raises(serdes.ValidationError) as info:
             ser(record, ctx)
         assert info.value.location.topic == "orders"
+
+
+# -- JSON and Protobuf: first call == later calls, vs confluent-kafka ------------------------------
+
+JSON_SCHEMA = json.dumps({"type": "object", "properties": {"a": {"type": ["number", "null", "array", "object", "string"]}}})
+leaves = (
+    st.none() | st.booleans() | st.integers(-(2 ** 65), 2 ** 65) | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=4) | st.binary(max_size=3) | st.just("\ud800") | st.frozensets(st.integers(0, 3), max_size=2)
+)
+json_values = st.recursive(
+    leaves,
+    lambda kids: st.lists(kids, max_size=3) | st.dictionaries(st.text(max_size=3) | st.integers(0, 3), kids, max_size=3),
+    max_leaves=6,
+)
+
+
+def _has_non_finite(v: Any) -> bool:
+    if isinstance(v, float):
+        return v != v or v in (float("inf"), float("-inf"))
+    if isinstance(v, dict):
+        return any(_has_non_finite(x) for x in v.values())
+    if isinstance(v, (list, tuple)):
+        return any(_has_non_finite(x) for x in v)
+    return False
+
+
+@pytest.fixture(scope="module")
+def json_world():
+    from confluent_kafka.schema_registry.json_schema import JSONSerializer as ConfluentJSONSerializer
+
+    from serdes.json import JSONSerializer
+
+    client = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
+    ctx = SerializationContext("orders", MessageField.VALUE)
+    warm, theirs = JSONSerializer(JSON_SCHEMA, client), ConfluentJSONSerializer(JSON_SCHEMA, client)
+    assert warm({"a": 1}, ctx) == theirs({"a": 1}, ctx)
+    return client, ctx, warm, theirs, lambda: JSONSerializer(JSON_SCHEMA, client)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(inner=json_values)
+def test_json_first_call_later_call_and_confluent_agree(json_world, inner):
+    client, ctx, warm, theirs, cold = json_world
+    value = {"a": inner}
+    first, later = outcome(cold(), value, ctx), outcome(warm, value, ctx)
+    assert first == later, (value, first, later)
+    confluent = outcome(theirs, value, ctx)
+    if isinstance(later, bytes):
+        assert later == confluent, value  # serdes never writes what confluent-kafka refuses, same bytes
+        return
+    assert later is serdes.ValidationError
+    if isinstance(confluent, bytes):  # the one documented difference: NaN / +-Infinity
+        assert _has_non_finite(inner), f"undocumented difference: serdes refuses {value!r}"
+
+
+def test_protobuf_required_field_first_and_later_call_refused_like_confluent():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
+    from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentProtobufSerializer
+    from serdes_test import legacy_pb2
+
+    from serdes.protobuf import ProtobufSerializer
+
+    client = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
+    ctx = SerializationContext("orders", MessageField.VALUE)
+    conf = {"use.deprecated.format": False}
+    cold, warm = ProtobufSerializer(legacy_pb2.Legacy, client, conf), ProtobufSerializer(legacy_pb2.Legacy, client, conf)
+    theirs = ConfluentProtobufSerializer(legacy_pb2.Legacy, client, conf)
+    good = legacy_pb2.Legacy(id=1)
+    assert warm(good, ctx) == theirs(good, ctx)
+    bad = legacy_pb2.Legacy(name="no id")
+    assert outcome(cold, bad, ctx) is serdes.ValidationError
+    assert outcome(warm, bad, ctx) is serdes.ValidationError
+    assert not isinstance(outcome(theirs, bad, ctx), bytes)  # confluent-kafka refuses it too (EncodeError)

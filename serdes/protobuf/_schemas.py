@@ -161,12 +161,15 @@ def fetch_schema(registry: Any, schema_id: SchemaRef, location: Optional[RecordL
 
 def fetch_version(registry: Any, subject: str, version: int, location: Optional[RecordLocation] = None) -> Any:
     """A referenced subject version (``RegisteredSchema``), preferring ``format=serialized``."""
-    return _with_format_fallback(
-        f"fetching reference {subject!r} version {version}",
+    what = f"fetching reference {subject!r} version {version}"
+    got = _with_format_fallback(
+        what,
         lambda: registry.get_version(subject, version, True, "serialized"),
         lambda: registry.get_version(subject, version, True),
         location, None,
     )
+    checked_schema(what, getattr(got, "schema", None), location, None)
+    return got
 
 
 def _add_from_default_pool(pool: descriptor_pool.DescriptorPool, name: str, added: Set[str]) -> bool:

@@ -170,20 +170,26 @@ class FastDeserializer:
         """``(decoder, payload offset)`` for a framed record: the cache, or a miss that reads the
         frame, fetches the writer schema and compiles the decoder. Raises only typed errors:
         framing, registry (:class:`RegistryError`, :class:`UnknownSchemaError`) or schema
-        (:class:`SchemaMismatchError`). Independent of ``__call__`` (the async classes share it)."""
+        (:class:`SchemaMismatchError`)."""
+        key, header_value, offset = self._cache_key(data, ctx)
+        dec = (self._header_decoders if header_value is not None else self._decoders).get(key)
+        if dec is None:
+            dec = self._miss(data, ctx, key, header_value)
+        return dec, offset
+
+    def _cache_key(self, data: bytes, ctx: Optional[SerializationContext]) -> Tuple[Any, Any, int]:
+        """``(cache key, schema-id header value or None, payload offset)`` of a record; raises the
+        framing errors. No registry access and independent of ``__call__``: the async classes look
+        the key up in the same caches and await their own miss."""
         if ctx is not None and ctx.headers and self._reads_headers:
             hv = find_schema_id_header(ctx.headers, ctx.field == MessageField.KEY)
             if hv is not None:
-                key: Any = hv if not self._subject_keyed else (hv, ctx.topic, ctx.field)
-                dec = self._header_decoders.get(key)
-                if dec is None:
-                    dec = self._miss(data, ctx, key, hv)
-                return dec, 0
+                return (hv if not self._subject_keyed else (hv, ctx.topic, ctx.field)), hv, 0
         if len(data) == 0:
             raise TruncatedFrameError("empty record: expected a magic byte", RecordLocation.from_ctx(ctx))
         magic = data[0]
         if magic == MAGIC_ID:
-            key = data[:5]
+            key: Any = data[:5]
         elif magic == MAGIC_GUID:
             key = data[:17]
         else:
@@ -194,10 +200,7 @@ class FastDeserializer:
         offset = len(key)
         if self._subject_keyed:
             key = (key, ctx.topic if ctx is not None else None, ctx.field if ctx is not None else None)
-        dec = self._decoders.get(key)
-        if dec is None:
-            dec = self._miss(data, ctx, key, None)
-        return dec, offset
+        return key, None, offset
 
     def deserialize_batch(
         self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext] = None

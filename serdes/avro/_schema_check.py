@@ -6,7 +6,8 @@ only as ``repr()`` literals or namespace constants), and on top of that refuses,
 :class:`SchemaMismatchError` naming the culprit:
 
 * a record/enum/fixed name or namespace with a dot-separated part that does not match the Avro
-  specification's ``[A-Za-z_][A-Za-z0-9_]*`` (``O'Brien``, a namespace with quotes or newlines);
+  specification's ``[A-Za-z_][A-Za-z0-9_]*`` (``O'Brien``, a namespace with quotes or newlines),
+  or a named type called like a primitive type (``int``), which the specification forbids;
 * a schema nesting deeper than ``serdes.max.schema.depth`` (records, arrays, maps and unions inside
   each other), which bounds the recursion of every build-time walk and the size of generated code.
 
@@ -29,11 +30,17 @@ __all__ = ["check_schema", "valid_name"]
 
 _PART = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NAMED = ("record", "error", "enum", "fixed")
+# "Primitive type names have no namespace and their names may not be defined in any namespace."
+_PRIMITIVE = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
 
 
 def valid_name(name: Any) -> bool:
     """True for an Avro name or full name: dot-separated parts each ``[A-Za-z_][A-Za-z0-9_]*``."""
     return isinstance(name, str) and all(_PART.match(part) for part in name.split("."))
+
+
+def _valid_type_name(name: Any) -> bool:
+    return valid_name(name) and name.rsplit(".", 1)[-1] not in _PRIMITIVE
 
 
 def _bad_name(what: str, name: Any, role: str) -> SchemaMismatchError:
@@ -50,7 +57,9 @@ def check_schema(schema: Any, role: str, max_schema_depth: int) -> None:
     stack: List[Tuple[Any, int]] = [(schema, 1)]
     while stack:
         s, depth = stack.pop()
-        if depth > max_schema_depth:
+        if depth > max_schema_depth and (
+            isinstance(s, list) or (isinstance(s, dict) and s.get("type") in ("record", "error", "array", "map"))
+        ):
             raise SchemaMismatchError(
                 f"the {role} schema nests deeper than serdes.max.schema.depth={max_schema_depth} levels"
             )
@@ -59,7 +68,7 @@ def check_schema(schema: Any, role: str, max_schema_depth: int) -> None:
         elif isinstance(s, dict):
             t = s.get("type")
             if t in _NAMED:
-                if not valid_name(s.get("name")):
+                if not _valid_type_name(s.get("name")):
                     raise _bad_name("name", s.get("name"), role)
                 ns = s.get("namespace")
                 if ns not in (None, "") and not valid_name(ns):

@@ -807,6 +807,13 @@ def _parse(schema: Any, role: str, limits: Limits, check_names: bool) -> Any:
         raise SchemaMismatchError(f"the {role} schema nests too deep to parse") from None
 
 
+def _too_deep_to_build(limits: Limits) -> SchemaMismatchError:
+    # only reachable when serdes.max.schema.depth is set far above its default
+    return SchemaMismatchError(
+        f"the schema nests too deep to generate code for (serdes.max.schema.depth={limits.max_schema_depth})"
+    )
+
+
 def _top(g: _Gen, body: List[str], sig: str, tail: List[str]) -> str:
     head: List[str] = []
     if g.uses_budget:
@@ -880,7 +887,10 @@ def compile_decoder(
         Unsupported: the reader schema takes a fastavro resolution path the generator does not
             reproduce (see :func:`compile_validator` for what serdes then does).
     """
-    src, ns, eager = _build(writer, reader, return_record_name, with_ctx, from_dict is not None, limits)
+    try:
+        src, ns, eager = _build(writer, reader, return_record_name, with_ctx, from_dict is not None, limits)
+    except RecursionError:
+        raise _too_deep_to_build(limits) from None
     if eager:
         raise SchemaMismatchError("writer schema cannot be read with the reader schema: " + "; ".join(eager))
     ns["from_dict"] = from_dict
@@ -898,9 +908,12 @@ def compile_validator(writer: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[
     parsed = _parse(writer, "writer", limits, True)
     if _is_raw_bytes(parsed):
         return lambda data, pos: None
-    g = _Gen(parsed, None, False, limits)
     body = ["    if type(data) is not _bytes:", "        data = _bytes(data)", "    _end = len(data)"]
-    g.skip(body, "    ", parsed)
+    try:
+        g = _Gen(parsed, None, False, limits)
+        g.skip(body, "    ", parsed)
+    except RecursionError:
+        raise _too_deep_to_build(limits) from None
     body.append("    if pos != len(data):")
     body.append("        raise _trailing(data, pos)")
     src = _top(g, body, "def validate(data, pos):", ["    return pos"])

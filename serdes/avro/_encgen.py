@@ -330,6 +330,11 @@ def compile_encoder(
             gen.emit(body, "        ", parsed, "obj", parsed.get("name", "value") if isinstance(parsed, dict) else "value")
         except _Unsupported:
             use_gen = False
+        except RecursionError:  # only with serdes.max.schema.depth set far above its default
+            raise SchemaMismatchError(
+                f"the {role} schema nests too deep to generate code for "
+                f"(serdes.max.schema.depth={limits.max_schema_depth})"
+            ) from None
     if not use_gen:
         if to_dict is None:
             return lambda obj, ctx=None: slow(obj)

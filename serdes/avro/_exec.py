@@ -90,7 +90,7 @@ def compile_generated(src: str, what: str, ns: Dict[str, Any], entry: str) -> Ca
         raise SchemaMismatchError(f"serdes refused the {what} generated for this schema ({e}); please report it") from None
     except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError, TypeError) as e:
         raise SchemaMismatchError(
-            f"serdes cannot build a {what} for this schema: {type(e).__name__}: {e}"
+            f"serdes cannot build the {what} for this schema: {type(e).__name__}: {e}"
         ) from None
     fn = ns[entry]
     fn.__serdes_source__ = src

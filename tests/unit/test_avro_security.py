@@ -569,3 +569,14 @@ def test_bomb_is_a_typed_error_within_memory_and_time_bounds(name: str) -> None:
     assert out == {"ok": False, "type": "CorruptPayloadError", "message": out.get("message")}, out
     assert message in out["message"], out
     assert "topic='t'" in out["message"]
+
+
+def test_schema_depth_limit_set_far_above_the_default_is_still_a_typed_error() -> None:
+    schema: Any = "int"
+    for _ in range(20_000):
+        schema = {"type": "array", "items": schema}
+    limits = Limits(max_schema_depth=1_000_000)
+    for build in (lambda: compile_decoder(schema, limits=limits), lambda: compile_validator(schema, limits),
+                  lambda: compile_encoder(schema, limits=limits)):
+        with pytest.raises(SchemaMismatchError, match="too deep"):
+            build()

@@ -7,7 +7,9 @@ travels through a real topic.
 
 from __future__ import annotations
 
+import atexit
 import json
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -23,6 +25,7 @@ from tests.kafka_io import consume_keyed, drain, produce_values
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
 MARKER = Path(tempfile.mkdtemp(prefix="serdes-avro-sec-it-")) / "executed"
+atexit.register(shutil.rmtree, MARKER.parent, True)
 _INJECT = f"x'\n__import__('pathlib').Path({str(MARKER)!r}).touch()\n#'"
 
 

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import ast
 import io
+import atexit
 import json
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
 import uuid
 from pathlib import Path
@@ -49,6 +51,7 @@ _REPO = Path(__file__).resolve().parents[2]
 # -- hostile strings ---------------------------------------------------------------------------------
 
 MARKER = Path(tempfile.mkdtemp(prefix="serdes-avro-sec-")) / "executed"
+atexit.register(shutil.rmtree, MARKER.parent, True)
 _TOUCH = f"__import__('pathlib').Path({str(MARKER)!r}).touch()"
 _INJECTIONS = [
     f"x{q}\n{_TOUCH}\n#{q}" for q in ("'", '"', "'''", '"""', ")", "]", "}", "\\")

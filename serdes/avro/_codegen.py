@@ -10,15 +10,29 @@ decision: schema resolution uses fastavro's own ``match_schemas``/``match_types`
 logical types are keyed on the *writer* schema and applied through fastavro's
 ``LOGICAL_READERS`` table (so user-registered and confluent-registered logical types behave the
 same), promotions follow ``maybe_promote``, reader defaults are returned as written in the schema.
-Where a schema hits a fastavro code path that cannot be reproduced exactly, :class:`Unsupported`
-is raised and the deserializer falls back to fastavro for that schema.
+Where a *reader* schema hits a fastavro resolution path that cannot be reproduced exactly,
+:class:`Unsupported` is raised; the deserializer then decodes that schema pair with fastavro, but
+only after the generated validator for the writer schema (:func:`compile_validator`, the same
+checks and limits) has accepted the payload.
 
 What serdes does *stricter* than fastavro, on purpose ("garbage in never returns a value"):
 
 * the payload must be consumed exactly; trailing bytes raise :class:`CorruptPayloadError`;
-* a negative string/bytes length, a varint longer than 10 bytes, a union index or enum index
-  out of range (fastavro indexes Python lists, so ``-1`` reads the last branch) and an array or
-  map block count larger than the bytes left raise :class:`CorruptPayloadError`.
+* a string/bytes length that is negative or longer than the bytes left, a varint longer than 10
+  bytes, a union index or enum index out of range (fastavro indexes Python lists, so ``-1`` reads
+  the last branch), an array or map block count larger than the bytes left raise
+  :class:`CorruptPayloadError`.
+
+Limits (:class:`serdes._limits.Limits`, checked before anything is allocated): the items of all
+arrays and maps of one record, skipped ones included, are counted against ``max_items`` one block
+at a time (a block of zero-byte items, ``array<null>``, costs no payload bytes, so this is what
+bounds it); a recursive named type is entered at most ``max_depth`` levels deep; a schema nesting
+deeper than ``max_schema_depth`` or with a name that is not an Avro name is refused at build time.
+
+Generated code takes nothing from a schema except through ``repr()`` or namespace constants, and
+goes through :func:`serdes.avro._exec.compile_generated`. Python refuses more than 20 statically
+nested blocks in one function, so a value nested past :data:`_OUTLINE_LEVEL` blocks is decoded by a
+function of its own: any schema depth compiles.
 """
 
 from __future__ import annotations
@@ -43,12 +57,17 @@ except Exception:  # pragma: no cover - fastavro layout change
     _fa_match_types = None  # type: ignore[assignment]
 
 from .._errors import CorruptPayloadError, SchemaMismatchError
+from .._limits import DEFAULT_LIMITS, Limits
+from ._exec import compile_generated
+from ._schema_check import check_schema
 
-__all__ = ["Unsupported", "compile_decoder", "generated_source"]
+__all__ = ["Unsupported", "compile_decoder", "compile_validator", "generated_source"]
 
 _MASK64 = 0xFFFFFFFFFFFFFFFF
-# An array/map block of zero-byte items (null, empty record) larger than this is garbage.
-_MAX_EMPTY_ITEMS = 10_000_000
+# Block-nesting level (indentation / 4) from which a composite value gets its own function: a
+# value's code adds at most ~6 levels, and Python allows 20 per function.
+_OUTLINE_LEVEL = 8
+_COMPOSITE = ("array", "map", "union", "error_union", "record", "error", "request")
 
 
 class Unsupported(Exception):
@@ -96,6 +115,20 @@ def _big(n: int, left: int) -> CorruptPayloadError:
     return CorruptPayloadError(f"block of {n} items but only {left} bytes left")
 
 
+def _badlen(n: int, left: int) -> CorruptPayloadError:
+    if n < 0:
+        return _neg(n)
+    return CorruptPayloadError(f"string/bytes of length {n} but only {left} bytes left (payload ends early)")
+
+
+def _too_many(limit: int) -> CorruptPayloadError:
+    return CorruptPayloadError(f"record has more than serdes.max.items={limit} array/map items in total")
+
+
+def _too_deep(limit: int) -> CorruptPayloadError:
+    return CorruptPayloadError(f"record nests deeper than serdes.max.depth={limit} levels")
+
+
 def _bad_union(raw: int, size: int) -> CorruptPayloadError:
     idx = (raw >> 1) ^ -(raw & 1)
     return CorruptPayloadError(f"union branch index {idx} out of range for a {size}-branch union")
@@ -127,6 +160,9 @@ _BASE_NS: Dict[str, Any] = {
     "_ru": _ru,
     "_neg": _neg,
     "_big": _big,
+    "_badlen": _badlen,
+    "_too_many": _too_many,
+    "_too_deep": _too_deep,
     "_bad_union": _bad_union,
     "_bad_enum": _bad_enum,
     "_trailing": _trailing,
@@ -136,7 +172,6 @@ _BASE_NS: Dict[str, Any] = {
     "_ud": struct.Struct("<d").unpack_from,
     "_bytes": bytes,
     "_deepcopy": copy.deepcopy,
-    "_MAXE": _MAX_EMPTY_ITEMS,
     "_epoch": _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc),
     "_epoch_naive": _dt.datetime(1970, 1, 1),
     "_td": _dt.timedelta,
@@ -206,9 +241,7 @@ def _walk_names(schema: Any, names: Dict[str, Any], counts: Dict[str, int]) -> N
 
 
 class _Gen:
-    def __init__(self, writer: Any, reader: Any, return_record_name: bool) -> None:
-        if _fa_match_schemas is None:
-            raise Unsupported("fastavro resolution rules unavailable")
+    def __init__(self, writer: Any, reader: Any, return_record_name: bool, limits: Limits = DEFAULT_LIMITS) -> None:
         self.wnamed: Dict[str, Any] = {}
         self.rnamed: Dict[str, Any] = {}
         self.wcounts: Dict[str, int] = {}
@@ -218,11 +251,19 @@ class _Gen:
         self.named = {"writer": self.wnamed, "reader": self.rnamed}
         self.rrn = return_record_name
         self.ns: Dict[str, Any] = dict(_BASE_NS)
+        self.ns["_MAXI"] = limits.max_items
+        self.ns["_MAXD"] = limits.max_depth
         self.n = 0
         self.funcs: Dict[Any, str] = {}
         self.func_src: List[str] = []
         self.eager_errors: List[str] = []
         self.building: set = set()
+        # value depth of the code being emitted, relative to the function it is emitted into
+        self.sd = 0
+        # False while emitting the top-level function (whose depth is 0 and which has no _d)
+        self.in_helper = False
+        # the top-level function uses the items budget _n (blocks or helper calls)
+        self.uses_budget = False
 
     # -- helpers ----------------------------------------------------------------------------------
     def var(self, p: str = "v") -> str:
@@ -235,15 +276,55 @@ class _Gen:
         return name
 
     def match(self, w: Any, r: Any) -> Any:
+        if _fa_match_schemas is None:  # pragma: no cover - fastavro layout change
+            raise Unsupported("fastavro resolution rules unavailable")
         return _fa_match_schemas(w, r, self.named)
 
     def match_types(self, w: Any, r: Any) -> bool:
+        if _fa_match_types is None:  # pragma: no cover - fastavro layout change
+            raise Unsupported("fastavro resolution rules unavailable")
         return bool(_fa_match_types(w, r, self.named))
 
     def mismatch(self, out: List[str], ind: str, msg: str, cond: bool) -> None:
         if not cond:
             self.eager_errors.append(msg)
         out.append(f"{ind}raise _Mismatch({msg!r})")
+
+    def depth_arg(self) -> str:
+        """The value depth at the current emission point, as an expression."""
+        if not self.in_helper:
+            return repr(self.sd)
+        return f"_d + {self.sd}" if self.sd else "_d"
+
+    def helper(self, fname: str, emit: Callable[[List[str]], None], ret: str, depth_check: bool) -> None:
+        """Emit ``def fname(data, pos, _n, _d)`` whose body ``emit`` writes at one indentation level,
+        returning ``ret``; ``_d`` is the value depth at the call, ``_n`` the items budget left."""
+        body: List[str] = ["    _end = len(data)"]
+        if depth_check:
+            body.append("    if _d > _MAXD:")
+            body.append("        raise _too_deep(_MAXD)")
+        saved = (self.sd, self.in_helper)
+        self.sd, self.in_helper = 0, True
+        try:
+            emit(body)
+        finally:
+            self.sd, self.in_helper = saved
+        self.func_src.append(f"def {fname}(data, pos, _n, _d):\n" + "\n".join(body) + f"\n    return {ret}\n")
+
+    def call(self, out: List[str], ind: str, fname: str, target: Optional[str]) -> None:
+        self.uses_budget = True
+        lhs = f"{target}, pos, _n" if target is not None else "pos, _n"
+        out.append(f"{ind}{lhs} = {fname}(data, pos, _n, {self.depth_arg()})")
+
+    @staticmethod
+    def deep(ind: str) -> bool:
+        return len(ind) >= 4 * _OUTLINE_LEVEL
+
+    def resolved_type(self, w: Any) -> Any:
+        rt = _rtype(w)
+        if isinstance(rt, str) and rt not in AVRO_TYPES and rt in self.wnamed:
+            return _rtype(self.wnamed[rt])
+        return rt
 
     def read_long(self, out: List[str], ind: str, t: str) -> None:
         out.append(f"{ind}{t} = data[pos]")
@@ -269,9 +350,10 @@ class _Gen:
         out.append(f"{ind}    {t} = ({t} >> 1) ^ -({t} & 1)")
 
     def read_len(self, out: List[str], ind: str, t: str) -> None:
+        """A string/bytes length, checked against the bytes left before anything is sliced."""
         self.read_long(out, ind, t)
-        out.append(f"{ind}if {t} < 0:")
-        out.append(f"{ind}    raise _neg({t})")
+        out.append(f"{ind}if not 0 <= {t} <= _end - pos:")
+        out.append(f"{ind}    raise _badlen({t}, _end - pos)")
 
     def read_raw(self, out: List[str], ind: str, t: str) -> None:
         out.append(f"{ind}{t} = data[pos]")
@@ -304,9 +386,44 @@ class _Gen:
             return _Gen.min_size(named[t], named, seen)
         return 1
 
+    def open_blocks(self, out: List[str], ind: str, c: str, item_min: int) -> str:
+        """Emit the block loop of an array or map up to (not including) ``for _ in range(count):``;
+        returns the block loop's indentation.
+
+        A negative count is followed by the block's byte size, which is read and ignored: items
+        are always walked, so nested blocks are checked too. Each block's count is charged to the
+        record's items budget, and (for items of at least one byte) compared with the bytes left,
+        before the loop runs.
+        """
+        self.uses_budget = True
+        self.read_long(out, ind, c)
+        out.append(f"{ind}while {c}:")
+        i2 = ind + "    "
+        out.append(f"{i2}if {c} < 0:")
+        out.append(f"{i2}    {c} = -{c}")
+        self.read_long(out, i2 + "    ", self.var("bs"))
+        out.append(f"{i2}_n -= {c}")
+        out.append(f"{i2}if _n < 0:")
+        out.append(f"{i2}    raise _too_many(_MAXI)")
+        if item_min:
+            out.append(f"{i2}if {c} > _end - pos:")
+            out.append(f"{i2}    raise _big({c}, _end - pos)")
+        return i2
+
+    def fixed_size(self, w: Any) -> int:
+        size = w.get("size") if isinstance(w, dict) else None
+        if type(size) is not int or size < 0:
+            raise SchemaMismatchError(f"fixed {w.get('name')!r} has an invalid size {size!r}")
+        return size
+
     # -- read -------------------------------------------------------------------------------------
     def read(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
         """Emit code that decodes writer schema ``w`` (resolved against ``r``) into variable ``t``."""
+        if self.deep(ind) and self.resolved_type(w) in _COMPOSITE:
+            fname = self.var("_lvl")
+            self.helper(fname, lambda body: self.read(body, "    ", w, r, "v", cond), "v, pos, _n", False)
+            self.call(out, ind, fname, t)
+            return
         rt = _rtype(w)
         if r:
             try:
@@ -316,7 +433,7 @@ class _Gen:
                 return
         if rt not in AVRO_TYPES:
             if not isinstance(rt, str) or rt not in self.wnamed:
-                raise Unsupported(f"unknown named type {rt!r}")
+                raise SchemaMismatchError(f"unknown named type {rt!r} in the writer schema")
             rnext = None
             if r:
                 if not isinstance(r, str):
@@ -348,17 +465,23 @@ class _Gen:
                 out.append(f"{ind}{t} = data[pos:{e}]")
             out.append(f"{ind}pos = {e}")
         elif rt == "fixed":
-            size = w["size"]
-            if not isinstance(size, int) or size < 0:
-                raise Unsupported("fixed size")
-            out.append(f"{ind}{t} = data[pos:pos + {size}]")
-            out.append(f"{ind}pos += {size}")
+            size = self.fixed_size(w)
+            out.append(f"{ind}{t} = data[pos:pos + {size!r}]")
+            out.append(f"{ind}pos += {size!r}")
         elif rt == "enum":
             self.read_enum(out, ind, w, r, t, cond)
         elif rt == "array":
-            self.read_array(out, ind, w, r, t)
+            self.sd += 1
+            try:
+                self.read_array(out, ind, w, r, t)
+            finally:
+                self.sd -= 1
         elif rt == "map":
-            self.read_map(out, ind, w, r, t)
+            self.sd += 1
+            try:
+                self.read_map(out, ind, w, r, t)
+            finally:
+                self.sd -= 1
         elif rt in ("union", "error_union"):
             self.read_union(out, ind, w, r, t)
         elif rt in ("record", "error", "request"):
@@ -373,12 +496,13 @@ class _Gen:
                 if fn is _BUILTIN_LOGICAL.get(key) and key in _INLINE_LOGICAL:
                     out.append(f"{ind}{t} = " + _INLINE_LOGICAL[key].format(v=t))
                 elif fn is _BUILTIN_LOGICAL.get(key) and key in ("bytes-decimal", "fixed-decimal") \
-                        and isinstance(w.get("precision"), int) and isinstance(w.get("scale", 0), int) \
+                        and type(w.get("precision")) is int and type(w.get("scale", 0)) is int \
                         and w["precision"] > 0:
                     ctxn = self.const(Context(prec=w["precision"]), "dctx")
+                    scale = self.const(-w.get("scale", 0), "scale")
                     out.append(
                         f"{ind}{t} = {ctxn}.create_decimal(int.from_bytes({t}, 'big', signed=True))"
-                        f".scaleb({-w.get('scale', 0)}, {ctxn})"
+                        f".scaleb({scale}, {ctxn})"
                     )
                 else:
                     fnn = self.const(fn, "lfn")
@@ -419,7 +543,7 @@ class _Gen:
         if not missing:
             out.append(f"{ind}{t} = {tn}.get({i})")
             out.append(f"{ind}if {t} is None:")
-            out.append(f"{ind}    raise _bad_enum({i}, {len(syms)})")
+            out.append(f"{ind}    raise _bad_enum({i}, {len(syms)!r})")
         else:
             symn = self.const(tuple(syms), "syms")
             rsn = self.const(list(r["symbols"]), "rsyms")
@@ -427,27 +551,6 @@ class _Gen:
             out.append(f"{ind}{t} = {tn}.get({i})")
             out.append(f"{ind}if {t} is None:")
             out.append(f"{ind}    raise _enum_miss({symn}, {i}, {rsn}, {rnn})")
-
-    def block_guard(self, out: List[str], ind: str, c: str, item_min: int) -> None:
-        if item_min:
-            out.append(f"{ind}if {c} > len(data) - pos:")
-            out.append(f"{ind}    raise _big({c}, len(data) - pos)")
-        else:
-            out.append(f"{ind}if {c} > _MAXE:")
-            out.append(f"{ind}    raise _big({c}, len(data) - pos)")
-
-    def open_blocks(self, out: List[str], ind: str, c: str, item_min: int) -> str:
-        """Emit the block loop of an array or map (a negative count is followed by the block's byte
-        size) up to ``for _ in range(count):``; returns the block loop's indentation."""
-        self.read_long(out, ind, c)
-        out.append(f"{ind}while {c}:")
-        i2 = ind + "    "
-        out.append(f"{i2}if {c} < 0:")
-        out.append(f"{i2}    {c} = -{c}")
-        self.read_long(out, i2 + "    ", self.var("bs"))
-        self.block_guard(out, i2, c, item_min)
-        out.append(f"{i2}for _ in range({c}):")
-        return i2
 
     def read_array(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
         items = w["items"]
@@ -457,6 +560,7 @@ class _Gen:
         x = self.var("x")
         out.append(f"{ind}{lst} = []")
         i2 = self.open_blocks(out, ind, c, self.min_size(items, self.wnamed))
+        out.append(f"{i2}for _ in range({c}):")
         self.read(out, i2 + "    ", items, ritems, x, True)
         out.append(f"{i2}    {lst}.append({x})")
         self.read_long(out, i2, c)
@@ -471,6 +575,7 @@ class _Gen:
         k = self.var("key")
         out.append(f"{ind}{d} = {{}}")
         i2 = self.open_blocks(out, ind, c, 1)
+        out.append(f"{i2}for _ in range({c}):")
         i3 = i2 + "    "
         self.read(out, i3, "string", None, k, True)
         self.read(out, i3, values, rvalues, x, True)
@@ -485,7 +590,7 @@ class _Gen:
         for idx, branch in enumerate(w):
             kw = "if" if first else "elif"
             first = False
-            out.append(f"{ind}{kw} {raw} == {idx * 2}:")
+            out.append(f"{ind}{kw} {raw} == {idx * 2!r}:")
             i2 = ind + "    "
             idx_reader = None
             if r:
@@ -517,9 +622,9 @@ class _Gen:
                 except Exception as e:
                     raise Unsupported(f"return_record_name lookup: {e}")
                 if name is not None:
-                    out.append(f"{i2}{t} = ({name!r}, {t})")
+                    out.append(f"{i2}{t} = ({self.const(name, 'rn')}, {t})")
         out.append(f"{ind}else:")
-        out.append(f"{ind}    raise _bad_union({raw}, {len(w)})")
+        out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
 
     def read_record_ref(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
         name = w.get("name")
@@ -530,16 +635,12 @@ class _Gen:
                 fname = self.var("_rec")
                 self.funcs[key] = fname
                 self.ns[f"{fname}_r"] = r  # keep r alive: its id is part of the key
-                body: List[str] = []
                 self.building.add(name)
                 try:
-                    self.read_record(body, "    ", w, r, "rec", True)
+                    self.helper(fname, lambda body: self.read_record(body, "    ", w, r, "rec", True), "rec, pos, _n", True)
                 finally:
                     self.building.discard(name)
-                self.func_src.append(
-                    f"def {fname}(data, pos):\n" + "\n".join(body) + "\n    return rec, pos\n"
-                )
-            out.append(f"{ind}{t}, pos = {fname}(data, pos)")
+            self.call(out, ind, fname, t)
             return
         if name is not None:
             self.building.add(name)
@@ -550,6 +651,13 @@ class _Gen:
                 self.building.discard(name)
 
     def read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        self.sd += 1
+        try:
+            self._read_record(out, ind, w, r, t, cond)
+        finally:
+            self.sd -= 1
+
+    def _read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
         pairs: List[Tuple[str, str]] = []
         if not r:
             for f in w["fields"]:
@@ -586,22 +694,35 @@ class _Gen:
                 else:
                     self.mismatch(out, ind, f"No default value for field {f['name']} in {r.get('name')}", cond)
                     pairs.append((f["name"], "None"))
+        # field names are repr() literals: the dict display stays a literal (fast), and a name
+        # can only ever be a string constant in the code
         out.append(f"{ind}{t} = {{" + ", ".join(f"{k!r}: {v}" for k, v in pairs) + "}")
 
     # -- skip -------------------------------------------------------------------------------------
     def skip(self, out: List[str], ind: str, w: Any) -> None:
+        """Emit code that steps over writer schema ``w``, with every check and limit of ``read``."""
         rt = _rtype(w)
         if rt not in AVRO_TYPES:
             if not isinstance(rt, str) or rt not in self.wnamed:
-                raise Unsupported(f"unknown named type {rt!r}")
+                raise SchemaMismatchError(f"unknown named type {rt!r} in the writer schema")
             w = self.wnamed[rt]
             rt = _rtype(w)
         if rt == "null":
             return
+        if self.deep(ind) and rt in _COMPOSITE:
+            fname = self.var("_lvs")
+            self.helper(fname, lambda body: self.skip(body, "    ", w), "pos, _n", False)
+            self.call(out, ind, fname, None)
+            return
         if rt == "boolean":
             out.append(f"{ind}pos += 1")
-        elif rt in ("int", "long", "enum"):
+        elif rt in ("int", "long"):
             self.read_long(out, ind, self.var("s"))
+        elif rt == "enum":
+            s = self.var("s")
+            self.read_long(out, ind, s)
+            out.append(f"{ind}if not 0 <= {s} < {len(w['symbols'])!r}:")
+            out.append(f"{ind}    raise _bad_enum({s}, {len(w['symbols'])!r})")
         elif rt == "float":
             out.append(f"{ind}pos += 4")
         elif rt == "double":
@@ -611,36 +732,33 @@ class _Gen:
             self.read_len(out, ind, n)
             out.append(f"{ind}pos += {n}")
         elif rt == "fixed":
-            out.append(f"{ind}pos += {int(w['size'])}")
+            out.append(f"{ind}pos += {self.fixed_size(w)!r}")
         elif rt in ("array", "map"):
             c = self.var("c")
-            self.read_long(out, ind, c)
-            out.append(f"{ind}while {c}:")
-            i2 = ind + "    "
-            out.append(f"{i2}if {c} < 0:")
-            bs = self.var("bs")
-            self.read_len(out, i2 + "    ", bs)
-            out.append(f"{i2}    pos += {bs}")
-            out.append(f"{i2}else:")
             inner = w["items"] if rt == "array" else w["values"]
-            self.block_guard(out, i2 + "    ", c, 1 if rt == "map" else self.min_size(inner, self.wnamed))
-            out.append(f"{i2}    for _ in range({c}):")
+            i2 = self.open_blocks(out, ind, c, 1 if rt == "map" else self.min_size(inner, self.wnamed))
             body: List[str] = []
-            if rt == "map":
-                self.skip(body, i2 + "        ", "string")
-            self.skip(body, i2 + "        ", inner)
-            out.extend(body if body else [f"{i2}        pass"])
+            self.sd += 1
+            try:
+                if rt == "map":
+                    self.skip(body, i2 + "    ", "string")
+                self.skip(body, i2 + "    ", inner)
+            finally:
+                self.sd -= 1
+            if body:  # zero-byte items need no loop: their count was charged to the budget
+                out.append(f"{i2}for _ in range({c}):")
+                out.extend(body)
             self.read_long(out, i2, c)
         elif rt in ("union", "error_union"):
             raw = self.var("u")
             self.read_raw(out, ind, raw)
             for idx, branch in enumerate(w):
-                out.append(f"{ind}{'if' if idx == 0 else 'elif'} {raw} == {idx * 2}:")
+                out.append(f"{ind}{'if' if idx == 0 else 'elif'} {raw} == {idx * 2!r}:")
                 body = []
                 self.skip(body, ind + "    ", branch)
                 out.extend(body if body else [f"{ind}    pass"])
             out.append(f"{ind}else:")
-            out.append(f"{ind}    raise _bad_union({raw}, {len(w)})")
+            out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
         elif rt in ("record", "error", "request"):
             name = w.get("name")
             if name is not None and (self.wcounts.get(name, 0) > 1 or name in self.building):
@@ -649,26 +767,30 @@ class _Gen:
                 if fname is None:
                     fname = self.var("_skip")
                     self.funcs[key] = fname
-                    body = []
                     self.building.add(name)
                     try:
-                        for f in w["fields"]:
-                            self.skip(body, "    ", f["type"])
+                        self.helper(fname, lambda body: self.skip_fields(body, "    ", w), "pos, _n", True)
                     finally:
                         self.building.discard(name)
-                    self.func_src.append(f"def {fname}(data, pos):\n" + "\n".join(body) + "\n    return pos\n")
-                out.append(f"{ind}pos = {fname}(data, pos)")
+                self.call(out, ind, fname, None)
             else:
                 if name is not None:
                     self.building.add(name)
                 try:
-                    for f in w["fields"]:
-                        self.skip(out, ind, f["type"])
+                    self.skip_fields(out, ind, w)
                 finally:
                     if name is not None:
                         self.building.discard(name)
         else:  # pragma: no cover
             raise Unsupported(rt)
+
+    def skip_fields(self, out: List[str], ind: str, w: Any) -> None:
+        self.sd += 1
+        try:
+            for f in w["fields"]:
+                self.skip(out, ind, f["type"])
+        finally:
+            self.sd -= 1
 
 
 def _is_raw_bytes(schema: Any) -> bool:
@@ -676,14 +798,47 @@ def _is_raw_bytes(schema: Any) -> bool:
     return schema == "bytes" or (isinstance(schema, dict) and schema.get("type") == "bytes")
 
 
-def _build(writer: Any, reader: Any, return_record_name: bool, with_ctx: bool, has_from_dict: bool = False) -> Tuple[str, Dict[str, Any], List[str]]:
-    writer = parse_schema(writer)
+def _parse(schema: Any, role: str, limits: Limits, check_names: bool) -> Any:
+    if check_names:
+        check_schema(schema, role, limits.max_schema_depth)  # before parse_schema walks it
+    try:
+        return parse_schema(schema)
+    except RecursionError:
+        raise SchemaMismatchError(f"the {role} schema nests too deep to parse") from None
+
+
+def _too_deep_to_build(limits: Limits) -> SchemaMismatchError:
+    # only reachable when serdes.max.schema.depth is set far above its default
+    return SchemaMismatchError(
+        f"the schema nests too deep to generate code for (serdes.max.schema.depth={limits.max_schema_depth})"
+    )
+
+
+def _top(g: _Gen, body: List[str], sig: str, tail: List[str]) -> str:
+    head: List[str] = []
+    if g.uses_budget:
+        head.append("    _n = _MAXI")
+    return "\n".join(g.func_src) + "\n" + sig + "\n" + "\n".join(head + body + tail) + "\n"
+
+
+def _build(
+    writer: Any,
+    reader: Any,
+    return_record_name: bool,
+    with_ctx: bool,
+    has_from_dict: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
+    check_names: bool = True,
+) -> Tuple[str, Dict[str, Any], List[str]]:
+    # check_names=False exists only for tests proving the generator itself never pastes a name
+    writer = _parse(writer, "writer", limits, check_names)
     if reader is not None:
-        reader = parse_schema(reader)
+        reader = _parse(reader, "reader", limits, check_names)
         if writer == reader:
             reader = None
-    g = _Gen(writer, reader, return_record_name)
+    g = _Gen(writer, reader, return_record_name, limits)
     body: List[str] = []
+    tail: List[str] = []
     if _is_raw_bytes(writer):
         body.append("    v = data[pos:]")
         body.append("    if type(v) is not _bytes:")
@@ -695,17 +850,20 @@ def _build(writer: Any, reader: Any, return_record_name: bool, with_ctx: bool, h
         body.append("    if pos != len(data):")
         body.append("        raise _trailing(data, pos)")
     if with_ctx and has_from_dict:
-        body.append("    return from_dict(v, ctx)")
+        tail.append("    return from_dict(v, ctx)")
     else:
-        body.append("    return v")
+        tail.append("    return v")
     sig = "def decode(data, pos, ctx=None):" if with_ctx else "def decode(data, pos=0):"
-    src = "\n".join(g.func_src) + "\n" + sig + "\n" + "\n".join(body) + "\n"
+    if not _is_raw_bytes(writer):
+        # the length check in the top function reads data after the bytes() conversion
+        body.insert(2, "    _end = len(data)")
+    src = _top(g, body, sig, tail)
     return src, g.ns, g.eager_errors
 
 
-def generated_source(writer: Any, reader: Any = None, return_record_name: bool = False) -> str:
+def generated_source(writer: Any, reader: Any = None, return_record_name: bool = False, limits: Limits = DEFAULT_LIMITS) -> str:
     """The Python source serdes generates for a schema pair (for debugging and docs)."""
-    return _build(writer, reader, return_record_name, True)[0]
+    return _build(writer, reader, return_record_name, True, limits=limits)[0]
 
 
 def compile_decoder(
@@ -714,6 +872,7 @@ def compile_decoder(
     return_record_name: bool = False,
     from_dict: Optional[Callable[[Any, Any], Any]] = None,
     with_ctx: bool = True,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Callable[..., Any]:
     """Compile a decoder for payloads written with ``writer``, read as ``reader``.
 
@@ -721,19 +880,41 @@ def compile_decoder(
     returns the value decoded from ``data[pos:]``, which must be consumed exactly.
 
     Raises:
-        SchemaMismatchError: the writer schema can never be read with the reader schema (a
-            resolution error on a path every record takes).
-        Unsupported: use fastavro for this schema pair.
+        SchemaMismatchError: a schema has a name that is not an Avro name or nests deeper than
+            ``limits.max_schema_depth``, the generated code cannot be built, or the writer schema
+            can never be read with the reader schema (a resolution error on a path every record
+            takes).
+        Unsupported: the reader schema takes a fastavro resolution path the generator does not
+            reproduce (see :func:`compile_validator` for what serdes then does).
     """
-    src, ns, eager = _build(writer, reader, return_record_name, with_ctx, from_dict is not None)
+    try:
+        src, ns, eager = _build(writer, reader, return_record_name, with_ctx, from_dict is not None, limits)
+    except RecursionError:
+        raise _too_deep_to_build(limits) from None
     if eager:
         raise SchemaMismatchError("writer schema cannot be read with the reader schema: " + "; ".join(eager))
     ns["from_dict"] = from_dict
+    return compile_generated(src, "decoder", ns, "decode")
+
+
+def compile_validator(writer: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[[Any, int], None]:
+    """``validate(data, pos)``: raise :class:`CorruptPayloadError` unless ``data[pos:]`` is exactly one
+    value of ``writer`` within ``limits`` (the checks of a generated decoder, building nothing).
+
+    Run before fastavro decodes a schema pair :func:`compile_decoder` declines, so fastavro only
+    ever sees payloads the strict decoder would have accepted: bounded item counts, depth and
+    lengths, in-range enum and union indexes, 10-byte varints, no trailing bytes.
+    """
+    parsed = _parse(writer, "writer", limits, True)
+    if _is_raw_bytes(parsed):
+        return lambda data, pos: None
+    body = ["    if type(data) is not _bytes:", "        data = _bytes(data)", "    _end = len(data)"]
     try:
-        code = compile(src, "<serdes.avro generated decoder>", "exec")
-    except (SyntaxError, RecursionError, MemoryError) as e:  # pragma: no cover - generator bug / huge schema
-        raise Unsupported(f"generated source does not compile: {e}")
-    exec(code, ns)
-    dec = ns["decode"]
-    dec.__serdes_source__ = src  # type: ignore[attr-defined]
-    return dec
+        g = _Gen(parsed, None, False, limits)
+        g.skip(body, "    ", parsed)
+    except RecursionError:
+        raise _too_deep_to_build(limits) from None
+    body.append("    if pos != len(data):")
+    body.append("        raise _trailing(data, pos)")
+    src = _top(g, body, "def validate(data, pos):", ["    return pos"])
+    return compile_generated(src, "validator", g.ns, "validate")

@@ -10,10 +10,12 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer as _ConfluentA
 from confluent_kafka.serialization import SerializationContext
 from fastavro import schemaless_reader
 
-from .._errors import CorruptPayloadError, SchemaMismatchError
+from .._errors import CorruptPayloadError, SchemaMismatchError, SerdesError
+from .._limits import DEFAULT_LIMITS, Limits
 from .._serde import Decoder, FastDeserializer
 from .._wire import Frame
-from ._codegen import Unsupported, _is_raw_bytes, compile_decoder
+from ._codegen import Unsupported, _is_raw_bytes, compile_decoder, compile_validator
+from ._conf import limits_from_args
 
 __all__ = ["AvroDeserializer"]
 
@@ -26,11 +28,16 @@ class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
     from the registry (by id, GUID or schema-id header); ``schema_str`` (or ``use.latest.version``)
     gives the reader schema it is resolved against. After the first record of a schema, decoding is
     a dict lookup plus the compiled decoder.
+
+    ``conf`` also takes serdes' limit keys (``serdes.max.items``, ``serdes.max.depth``,
+    ``serdes.max.schema.depth``; see docs/security.md), removed before confluent-kafka sees it.
     """
 
     _schema_type = "AVRO"
+    _limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        args, kwargs, self._limits = limits_from_args(args, kwargs, 4)
         super().__init__(*args, **kwargs)
         self._init_fast()
 
@@ -38,26 +45,52 @@ class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
         return _ConfluentAvroDeserializer.__call__(self, data, ctx)
 
     def _record_name(self, writer: Schema) -> Optional[str]:
-        parsed = self._get_parsed_schema(writer)
+        try:
+            parsed = self._get_parsed_schema(writer)
+        except Exception:  # noqa: BLE001 - _build_decoder reports it, typed
+            return None
         return parsed.get("name") if isinstance(parsed, dict) else None
+
+    def _parse(self, schema: Schema, role: str) -> Any:
+        try:
+            return self._get_parsed_schema(schema)
+        except SerdesError:
+            raise
+        except Exception as e:  # noqa: BLE001 - fastavro/json errors of an untrusted schema
+            raise SchemaMismatchError(f"the {role} schema does not parse: {type(e).__name__}: {e}") from None
 
     def _build_decoder(
         self, writer: Schema, reader: Optional[Schema], frame: Frame, ctx: Optional[SerializationContext]
     ) -> Decoder:
-        writer_parsed = self._get_parsed_schema(writer)
-        if reader is not None:
-            reader_parsed = self._get_parsed_schema(reader)
-        elif self._reader_schema is not None:
-            reader_parsed = self._reader_schema
-        else:
-            reader_parsed = None
+        try:
+            writer_parsed = self._parse(writer, "writer")
+            if reader is not None:
+                reader_parsed = self._parse(reader, "reader")
+            elif self._reader_schema is not None:
+                reader_parsed = self._reader_schema
+            else:
+                reader_parsed = None
+        except SchemaMismatchError as e:
+            # a schema id names one schema forever: remember the answer, raise it per record
+            return _raising(e.reason, frame.schema_id)
         return compile_avro_decoder(
-            writer_parsed, reader_parsed, self._return_record_name, self._from_dict, frame.schema_id
+            writer_parsed, reader_parsed, self._return_record_name, self._from_dict, frame.schema_id, self._limits
         )
 
 
-def _fastavro_decoder(writer_parsed: Any, reader_parsed: Any, return_record_name: bool, from_dict: Any) -> Decoder:
-    """fastavro's reader for one schema pair (the fallback when codegen declines a schema)."""
+def _raising(reason: str, schema_id: Any) -> Decoder:
+    def mismatch(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+        raise SchemaMismatchError(reason, schema_id=schema_id)
+
+    return mismatch
+
+
+def _fastavro_decoder(
+    writer_parsed: Any, reader_parsed: Any, return_record_name: bool, from_dict: Any, validate: Any
+) -> Decoder:
+    """fastavro's reader for one schema pair (when codegen declines the reader schema), run only on
+    payloads ``validate`` (the generated validator of the writer schema: same checks and limits as
+    a generated decoder) accepted."""
     if _is_raw_bytes(writer_parsed):
         def decode_raw(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
             obj = bytes(data[offset:])
@@ -66,6 +99,7 @@ def _fastavro_decoder(writer_parsed: Any, reader_parsed: Any, return_record_name
         return decode_raw
 
     def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+        validate(data, offset)
         fo = io.BytesIO(data)
         fo.seek(offset)
         obj = schemaless_reader(fo, writer_parsed, reader_parsed, return_record_name)
@@ -79,21 +113,26 @@ def _fastavro_decoder(writer_parsed: Any, reader_parsed: Any, return_record_name
 
 
 def compile_avro_decoder(
-    writer_parsed: Any, reader_parsed: Any, return_record_name: bool, from_dict: Any, schema_id: Any = None
+    writer_parsed: Any,
+    reader_parsed: Any,
+    return_record_name: bool,
+    from_dict: Any,
+    schema_id: Any = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Decoder:
-    """The decoder for one (writer, reader) pair: generated code, or fastavro where codegen declines.
+    """The decoder for one (writer, reader) pair: generated code; for the few reader schemas codegen
+    declines, fastavro behind the generated validator of the writer schema (same limits).
 
-    A reader schema that can never read the writer schema gives a decoder that raises
-    :class:`SchemaMismatchError` (built once, raised for every record of that writer schema).
+    A schema serdes refuses (a name that is not an Avro name, nesting past
+    ``limits.max_schema_depth``) or a reader schema that can never read the writer schema gives a
+    decoder that raises :class:`SchemaMismatchError` (built once, raised for every record of that
+    writer schema).
     """
     try:
-        return compile_decoder(writer_parsed, reader_parsed, return_record_name, from_dict)
+        try:
+            return compile_decoder(writer_parsed, reader_parsed, return_record_name, from_dict, limits=limits)
+        except Unsupported:
+            validate = compile_validator(writer_parsed, limits)
+            return _fastavro_decoder(writer_parsed, reader_parsed, return_record_name, from_dict, validate)
     except SchemaMismatchError as e:
-        reason = e.reason
-
-        def mismatch(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
-            raise SchemaMismatchError(reason, schema_id=schema_id)
-
-        return mismatch
-    except Unsupported:
-        return _fastavro_decoder(writer_parsed, reader_parsed, return_record_name, from_dict)
+        return _raising(e.reason, schema_id)

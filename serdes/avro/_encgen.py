@@ -13,6 +13,13 @@ references, logical types (through fastavro's ``LOGICAL_WRITERS``, so conversion
 Anything else (general unions, recursive types, ``validate.strict``), and any value the generated
 code does not take (a tuple-notation union value, say), goes to fastavro: ``validate`` then
 ``schemaless_writer``, so the result is still fastavro's bytes or a ValidationError.
+
+The schema is untrusted when it comes from the registry (``use.latest.version``,
+``use.latest.with.metadata``, ``use.schema.id``): its names are checked against the Avro
+specification first, no schema string reaches the source except as a ``repr()`` literal or a
+namespace constant, a value nested past ``_OUTLINE_LEVEL`` blocks is encoded by a function of its
+own (any depth compiles), and the source is checked and compiled by
+:func:`serdes.avro._exec.compile_generated` (any failure is a :class:`SchemaMismatchError`).
 """
 
 from __future__ import annotations
@@ -30,12 +37,17 @@ from fastavro.validation import ValidationError as _FaValidationError
 from fastavro.validation import validate as _fa_validate
 from fastavro.write import LOGICAL_WRITERS
 
-from .._errors import ValidationError
+from .._errors import SchemaMismatchError, ValidationError
+from .._limits import DEFAULT_LIMITS, Limits
+from ._exec import compile_generated
+from ._schema_check import check_schema
 
 __all__ = ["compile_encoder", "check_value"]
 
 _INT = (-(2**31), 2**31 - 1)
 _LONG = (-(2**63), 2**63 - 1)
+# block-nesting level (indentation / 4) from which a composite value gets its own function
+_OUTLINE_LEVEL = 8
 
 
 class _Slow(Exception):
@@ -92,6 +104,7 @@ _NS: Dict[str, Any] = {
     "_dict": dict,
     "_Mapping": Mapping,
     "_NOV": object(),
+    "_Exception": Exception,
 }
 
 
@@ -105,6 +118,7 @@ class _EGen:
         self.ns = dict(_NS)
         self.n = 0
         self.stack: List[str] = []
+        self.funcs: List[str] = []
 
     def var(self, p: str) -> str:
         self.n += 1
@@ -132,6 +146,14 @@ class _EGen:
             return
         if isinstance(s, dict) and s.get("type") in ("record", "error", "enum", "fixed") and "name" in s:
             self.named.setdefault(s["name"], s)
+        if len(ind) >= 4 * _OUTLINE_LEVEL and t in ("array", "map", "union", "record", "error"):
+            # Python allows 20 nested blocks per function: deeper values get their own function
+            fname = self.var("_lvl")
+            body: List[str] = []
+            self.emit(body, "    ", s, "v", path)
+            self.funcs.append(f"def {fname}(buf, v):\n" + "\n".join(body) + "\n")
+            out.append(f"{ind}{fname}(buf, {v})")
+            return
         lkey = None
         if isinstance(s, dict) and s.get("logicalType"):
             lkey = f"{t}-{s['logicalType']}"
@@ -151,8 +173,8 @@ class _EGen:
             out.append(f"{ind}    raise _bad({p}, {v}, 'boolean')")
         elif t in ("int", "long"):
             lo, hi = _INT if t == "int" else _LONG
-            out.append(f"{ind}if type({v}) is not _int or not {lo} <= {v} <= {hi}:")
-            out.append(f"{ind}    {v} = _chk_int({v}, {p}, {lo}, {hi}, {t!r})")
+            out.append(f"{ind}if type({v}) is not _int or not {lo!r} <= {v} <= {hi!r}:")
+            out.append(f"{ind}    {v} = _chk_int({v}, {p}, {lo!r}, {hi!r}, {t!r})")
             self.write_long(out, ind, v)
         elif t in ("float", "double"):
             out.append(f"{ind}if type({v}) is not _float:")
@@ -171,9 +193,11 @@ class _EGen:
             out.append(f"{ind}_wl(buf, len({v}))")
             out.append(f"{ind}buf += {v}")
         elif t == "fixed":
-            size = s["size"]
-            out.append(f"{ind}if not isinstance({v}, (_bytes, _bytearray)) or len({v}) != {int(size)}:")
-            out.append(f"{ind}    raise _bad({p}, {v}, 'fixed[{int(size)}]')")
+            size = s.get("size")
+            if type(size) is not int or size < 0:
+                raise _Unsupported("fixed size")
+            out.append(f"{ind}if not isinstance({v}, (_bytes, _bytearray)) or len({v}) != {size!r}:")
+            out.append(f"{ind}    raise _bad({p}, {v}, {f'fixed[{size}]'!r})")
             out.append(f"{ind}buf += {v}")
         elif t == "enum":
             table = self.const({sym: i for i, sym in enumerate(s["symbols"])}, "enum")
@@ -213,17 +237,17 @@ class _EGen:
             other = others[0]
             null_idx = s.index("null")
             out.append(f"{ind}if {v} is None:")
-            out.append(f"{ind}    buf.append({null_idx * 2})")
+            out.append(f"{ind}    buf.append({null_idx * 2!r})")
             out.append(f"{ind}elif type({v}) is _tuple:")
             out.append(f"{ind}    raise _Slow")  # tuple notation: fastavro's general path
             out.append(f"{ind}else:")
-            out.append(f"{ind}    buf.append({(1 - null_idx) * 2})")
+            out.append(f"{ind}    buf.append({(1 - null_idx) * 2!r})")
             self.emit(out, ind + "    ", other, v, path)
         elif t in ("record", "error"):
             name = s["name"]
             self.stack.append(name)
             out.append(f"{ind}if type({v}) is not _dict and not isinstance({v}, _Mapping):")
-            out.append(f"{ind}    raise _bad({p}, {v}, 'record {name}')")
+            out.append(f"{ind}    raise _bad({p}, {v}, {('record ' + str(name))!r})")
             if not s["fields"]:
                 pass
             for f in s["fields"]:
@@ -271,9 +295,20 @@ def compile_encoder(
     strict: bool = False,
     strict_allow_default: bool = False,
     to_dict: Optional[Callable[[Any, Any], Any]] = None,
+    limits: Limits = DEFAULT_LIMITS,
+    role: str = "serializer's",
 ) -> Callable[[Any, Any], bytes]:
-    """``encode(obj, ctx) -> prefix + payload`` for ``schema`` (already parsed or not)."""
-    parsed = parse_schema(schema)
+    """``encode(obj, ctx) -> prefix + payload`` for ``schema`` (already parsed or not).
+
+    Raises :class:`SchemaMismatchError` when a name in ``schema`` is not an Avro name, the schema
+    nests deeper than ``limits.max_schema_depth``, or the generated encoder cannot be built;
+    ``role`` says whose schema it is in that message ("serializer's", "registry").
+    """
+    check_schema(schema, role, limits.max_schema_depth)
+    try:
+        parsed = parse_schema(schema)
+    except RecursionError:
+        raise SchemaMismatchError(f"the {role} schema nests too deep to parse") from None
     slow = _slow_encoder(parsed, prefix, strict, strict_allow_default)
     if parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes"):
         # confluent-kafka writes a "bytes" schema as the raw value (str is UTF-8 encoded)
@@ -295,6 +330,11 @@ def compile_encoder(
             gen.emit(body, "        ", parsed, "obj", parsed.get("name", "value") if isinstance(parsed, dict) else "value")
         except _Unsupported:
             use_gen = False
+        except RecursionError:  # only with serdes.max.schema.depth set far above its default
+            raise SchemaMismatchError(
+                f"the {role} schema nests too deep to generate code for "
+                f"(serdes.max.schema.depth={limits.max_schema_depth})"
+            ) from None
     if not use_gen:
         if to_dict is None:
             return lambda obj, ctx=None: slow(obj)
@@ -307,13 +347,10 @@ def compile_encoder(
     src.extend(body)
     src.append("    except _VErr:")
     src.append("        raise")
-    src.append("    except Exception:")
+    src.append("    except _Exception:")
     src.append("        return slow(obj)")  # fastavro's path: its bytes, or a ValidationError
     src.append("    return _bytes(buf)")
     ns = gen.ns
     ns.update(PREFIX=prefix, slow=slow, to_dict=to_dict)
-    code = "\n".join(src) + "\n"
-    exec(compile(code, "<serdes.avro generated encoder>", "exec"), ns)
-    enc = ns["encode"]
-    enc.__serdes_source__ = code  # type: ignore[attr-defined]
-    return enc
+    code = "\n".join(gen.funcs + src) + "\n"
+    return compile_generated(code, "encoder", ns, "encode")

@@ -8,8 +8,12 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvroSerializer
 from confluent_kafka.serialization import SerializationContext
 
+from .._errors import RecordLocation, SchemaMismatchError
+from .._limits import DEFAULT_LIMITS, Limits
 from .._serde import Encoder, FastSerializer
+from ._conf import limits_from_args
 from ._encgen import compile_encoder
+from ._schema_check import check_schema
 
 __all__ = ["AvroSerializer"]
 
@@ -18,12 +22,20 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
     """Encodes dicts (or objects via ``to_dict``) as Confluent-framed Avro.
 
     Same constructor arguments, configuration keys and defaults as
-    ``confluent_kafka.schema_registry.avro.AvroSerializer``.
+    ``confluent_kafka.schema_registry.avro.AvroSerializer``. ``conf`` also takes serdes' limit keys
+    (``serdes.max.schema.depth``, ...; see docs/security.md), removed before confluent-kafka sees it.
+
+    The serializer's own schema must use Avro names (``[A-Za-z_][A-Za-z0-9_]*`` per dotted part):
+    a name like ``O'Brien`` raises :class:`serdes.SchemaMismatchError` on the first record, before
+    anything is registered. So does a registry schema (``use.latest.version``, ``use.schema.id``)
+    with such a name, for every record.
     """
 
     _schema_type = "AVRO"
+    _limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        args, kwargs, self._limits = limits_from_args(args, kwargs, 3)
         super().__init__(*args, **kwargs)
         self._init_fast()
 
@@ -32,6 +44,23 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
         # failures are typed by FastSerializer._delegated
         return _ConfluentAvroSerializer.__call__(self, obj, ctx)
 
+    def _schema_to_register(self, ctx: SerializationContext, loc: RecordLocation) -> Optional[Schema]:
+        # the serializer's own schema is checked before anything is registered under the subject
+        if self._parsed_schema is not None:
+            try:
+                check_schema(self._parsed_schema, "serializer's", self._limits.max_schema_depth)
+            except SchemaMismatchError as e:
+                raise e.at(topic=ctx.topic, field=ctx.field)
+        return super()._schema_to_register(ctx, loc)
+
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
-        parsed = self._get_parsed_schema(written_with) if written_with is not None else self._parsed_schema
-        return compile_encoder(parsed, prefix, self._strict, self._strict_allow_default, self._to_dict)
+        if written_with is None:
+            parsed, role = self._parsed_schema, "serializer's"
+        else:
+            role = "registry"
+            try:
+                parsed = self._get_parsed_schema(written_with)
+            except Exception as e:  # noqa: BLE001 - an untrusted registry schema
+                raise SchemaMismatchError(f"the registry schema does not parse: {type(e).__name__}: {e}") from None
+        return compile_encoder(parsed, prefix, self._strict, self._strict_allow_default, self._to_dict,
+                               self._limits, role)

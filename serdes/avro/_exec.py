@@ -1,0 +1,97 @@
+"""The one place generated Avro code is compiled and run.
+
+The generators (``_codegen``, ``_encgen``) build source from the schema's *structure* only: every
+schema string (names, field names, symbols, defaults, logical type names) reaches the source as a
+``repr()`` literal or a constant bound in the exec namespace. As a second line of defence, before
+executing anything this module parses the source and checks it is what a generator can produce:
+
+* the module holds only top-level ``def`` statements (no imports, classes, lambdas, ``global``,
+  nested functions, ``with`` or ``del``), and the entry function ends with a ``return`` of a value
+  (so a cut-short function can never return ``None``, which a serializer caller would send as a
+  tombstone);
+* every name read is a local or parameter of its function, a constant of the namespace, a function
+  of the module, or one of a few builtins; every attribute is one of the handful the generators use.
+
+Any failure — the check, ``compile`` (a ``SyntaxError``, ``RecursionError`` or ``MemoryError`` for
+a pathological schema) or ``exec`` — is a :class:`SchemaMismatchError`, never an untyped error and
+never a half-built function.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Dict, Set
+
+from .._errors import SchemaMismatchError
+
+__all__ = ["compile_generated"]
+
+_BUILTINS = frozenset({"len", "range", "int", "float", "type", "isinstance"})
+_ATTRIBUTES = frozenset({"append", "decode", "encode", "get", "items", "create_decimal", "scaleb", "from_bytes"})
+_FORBIDDEN = (
+    ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.ClassDef, ast.Lambda, ast.AsyncFunctionDef,
+    ast.Await, ast.Yield, ast.YieldFrom, ast.With, ast.AsyncWith, ast.Delete, ast.NamedExpr,
+)
+
+
+class _Rejected(Exception):
+    pass
+
+
+def _locals(fn: ast.FunctionDef) -> Set[str]:
+    names = {a.arg for a in fn.args.args}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+    return names
+
+
+def _verify(tree: ast.Module, ns: Dict[str, Any], entry: str) -> None:
+    funcs: Set[str] = set()
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.FunctionDef) or stmt.name in funcs or stmt.decorator_list:
+            raise _Rejected(f"unexpected top-level statement at line {stmt.lineno}")
+        funcs.add(stmt.name)
+    if entry not in funcs:
+        raise _Rejected(f"no function {entry}")
+    known = _BUILTINS | funcs | set(ns)
+    for fn in tree.body:
+        assert isinstance(fn, ast.FunctionDef)
+        if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
+            raise _Rejected(f"unexpected signature of {fn.name}")
+        allowed = known | _locals(fn)
+        for node in ast.walk(fn):
+            if isinstance(node, _FORBIDDEN) or (isinstance(node, ast.FunctionDef) and node is not fn):
+                raise _Rejected(f"{type(node).__name__} at line {node.lineno}")
+            if isinstance(node, ast.Name) and node.id not in allowed:
+                raise _Rejected(f"unknown name {node.id!r} at line {node.lineno}")
+            if isinstance(node, ast.Attribute) and node.attr not in _ATTRIBUTES:
+                raise _Rejected(f"unexpected attribute {node.attr!r} at line {node.lineno}")
+        last = fn.body[-1]
+        if fn.name == entry and not (
+            isinstance(last, ast.Return) and last.value is not None
+            and not (isinstance(last.value, ast.Constant) and last.value.value is None)
+        ):
+            raise _Rejected(f"{entry} does not end with a return of a value")
+
+
+def compile_generated(src: str, what: str, ns: Dict[str, Any], entry: str) -> Callable[..., Any]:
+    """Check, compile and execute generated ``src`` in ``ns``; return its function ``entry``.
+
+    ``what`` names the code in messages ("decoder", "encoder"). Raises :class:`SchemaMismatchError`
+    on any failure.
+    """
+    try:
+        tree = ast.parse(src, f"<serdes.avro generated {what}>", "exec")
+        _verify(tree, ns, entry)
+        code = compile(tree, f"<serdes.avro generated {what}>", "exec")
+        exec(code, ns)
+    except _Rejected as e:
+        raise SchemaMismatchError(f"serdes refused the {what} generated for this schema ({e}); please report it") from None
+    except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError, TypeError) as e:
+        raise SchemaMismatchError(
+            f"serdes cannot build the {what} for this schema: {type(e).__name__}: {e}"
+        ) from None
+    fn = ns[entry]
+    fn.__serdes_source__ = src
+    return fn  # type: ignore[no-any-return]

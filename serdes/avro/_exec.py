@@ -20,6 +20,7 @@ never a half-built function.
 from __future__ import annotations
 
 import ast
+import threading
 from typing import Any, Callable, Dict, Set
 
 from .._errors import SchemaMismatchError
@@ -36,6 +37,12 @@ _FORBIDDEN = (
 
 class _Rejected(Exception):
     pass
+
+
+# CPython before 3.12.1 / 3.11.8 keeps the AST converter's recursion depth in interpreter-wide state
+# (gh-106905): two threads converting ASTs at once fail with "SystemError: AST constructor
+# recursion depth mismatch". Generation is the cold path (once per schema), so one lock costs nothing.
+_AST_LOCK = threading.Lock()
 
 
 def _locals(fn: ast.FunctionDef) -> Set[str]:
@@ -82,9 +89,10 @@ def compile_generated(src: str, what: str, ns: Dict[str, Any], entry: str) -> Ca
     on any failure.
     """
     try:
-        tree = ast.parse(src, f"<serdes.avro generated {what}>", "exec")
-        _verify(tree, ns, entry)
-        code = compile(tree, f"<serdes.avro generated {what}>", "exec")
+        with _AST_LOCK:
+            tree = ast.parse(src, f"<serdes.avro generated {what}>", "exec")
+            _verify(tree, ns, entry)
+            code = compile(tree, f"<serdes.avro generated {what}>", "exec")
         exec(code, ns)
     except _Rejected as e:
         raise SchemaMismatchError(f"serdes refused the {what} generated for this schema ({e}); please report it") from None

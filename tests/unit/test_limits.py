@@ -24,8 +24,19 @@ def test_none_conf_keeps_the_base():
 @pytest.mark.parametrize(
     "conf",
     [{"serdes.max.dept": 1}, {"serdes.max.depth": 0}, {"serdes.max.depth": -3}, {"serdes.max.depth": 2.5},
-     {"serdes.max.depth": True}, {"serdes.max.items": "10"}, {"serdes.regex.timeout": 0}],
+     {"serdes.max.depth": True}, {"serdes.max.items": "10"}, {"serdes.regex.timeout": 0},
+     {"serdes.max.references": 0}, {"serdes.allow.remote.refs": 1}, {"serdes.allow.remote.refs": "yes"}],
 )
 def test_bad_keys_and_values_raise_value_error(conf):
     with pytest.raises(ValueError, match="serdes"):
         split_limits_conf(conf)
+
+
+@pytest.mark.parametrize("value, expected", [(True, True), (False, False), ("true", True), (" FALSE", False)])
+def test_switches_take_bools_and_their_strings(value, expected):
+    rest, limits = split_limits_conf({"serdes.allow.remote.refs": value, "serdes.max.references": 3})
+    assert rest == {} and limits.allow_remote_refs is expected and limits.max_references == 3
+
+
+def test_remote_refs_are_off_by_default():
+    assert DEFAULT_LIMITS.allow_remote_refs is False

@@ -12,8 +12,10 @@ from confluent_kafka.schema_registry.json_schema import JSONSerializer as _Confl
 from confluent_kafka.serialization import SerializationContext
 
 from .._errors import RecordLocation, SchemaMismatchError, SerdesError, ValidationError
+from .._limits import split_limits_args
 from .._serde import Encoder, FastSerializer
 from ._common import ValidatorCacheMixin
+from ._depth import exceeds_depth
 
 __all__ = ["JSONSerializer"]
 
@@ -43,6 +45,9 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the
+        # limits must be known before its constructor parses schema_str
+        args, kwargs, self._limits = split_limits_args(args, kwargs, 3)
         super().__init__(*args, **kwargs)
         self._init_fast()
         # (topic, field) -> (prefix, is_valid) for the dominant configuration (prefix framing,
@@ -195,6 +200,25 @@ def _make_encoder(
             except Exception:
                 return slow(value, ctx)
         return encode_nv_td
+
+    limit = validator.max_depth
+    if limit is not None:
+        # A recursive schema: the depth is bounded before validation. orjson encodes first (it
+        # refuses more than 255 levels itself); a payload with fewer brackets than the limit needs
+        # no walk of the value.
+        unchecked = validator.unchecked_is_valid
+
+        def encode_bounded(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+            value = to_dict(obj, ctx) if to_dict is not None else obj
+            try:
+                payload = dumps(value)
+                if payload.count(b"{") + payload.count(b"[") <= limit or not exceeds_depth(value, limit):
+                    if unchecked(value):
+                        return prefix + payload
+            except Exception:
+                pass
+            return slow(value, ctx)  # raises the typed error (depth first)
+        return encode_bounded
 
     is_valid = validator.is_valid
     if to_dict is None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 from functools import lru_cache
 from typing import Any, Callable, Iterator
 
@@ -75,7 +76,8 @@ def is_multiple_of(instance: Any, divisor: Any) -> bool:
         i = Decimal(repr(instance)) if isinstance(instance, float) else Decimal(instance)
         if not (i.is_finite() and d.is_finite()) or d == 0:
             return False
-        return (i % d) == 0
+        # exact rationals: Decimal's % has a 28-digit context (1e308 % 0.01 is "impossible")
+        return (Fraction(i) / Fraction(d)).denominator == 1
     except (InvalidOperation, ValueError, TypeError):
         return False
 

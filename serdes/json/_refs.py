@@ -56,8 +56,12 @@ def remote_retriever(allow_remote: bool) -> Callable[[str], Any]:
             _guard_external_uri(uri)
         except ValueError as e:
             raise SchemaMismatchError(f"JSON Schema $ref {uri!r}: {e}") from None
-        response = httpx.get(uri, follow_redirects=False, timeout=REMOTE_REF_TIMEOUT)
-        return response.json()
+        try:
+            response = httpx.get(uri, follow_redirects=False, timeout=REMOTE_REF_TIMEOUT)
+            response.raise_for_status()
+            return response.json()
+        except Exception as e:  # transport error, HTTP error status, not JSON
+            raise SchemaMismatchError(f"JSON Schema $ref {uri!r} could not be fetched: {type(e).__name__}: {e}") from None
 
     return retrieve
 
@@ -75,13 +79,13 @@ def guarded_registry(ref_registry: Optional[Registry], allow_remote: bool) -> Re
     return base.with_resources((uri, ref_registry[uri]) for uri in ref_registry)
 
 
-def refused_uri(exc: BaseException) -> Optional[RemoteRefRefused]:
-    """The :class:`RemoteRefRefused` somewhere in ``exc``'s cause/context chain (the Python
-    validator wraps a retrieval failure in its own errors)."""
+def refused_uri(exc: BaseException) -> Optional[SchemaMismatchError]:
+    """The retrieval error (:class:`RemoteRefRefused`, a refused or failed fetch) somewhere in
+    ``exc``'s cause/context chain (the Python validator wraps it in its own errors)."""
     seen = 0
     cur: Optional[BaseException] = exc
     while cur is not None and seen < 32:
-        if isinstance(cur, RemoteRefRefused):
+        if isinstance(cur, SchemaMismatchError):
             return cur
         cur = cur.__cause__ or cur.__context__
         seen += 1

@@ -46,7 +46,7 @@ from .._errors import SchemaMismatchError, SerdesError, ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._depth import depth_error, exceeds_depth, schema_needs_depth_check, uses_keywords
 from ._pyfallback import bounded_call, bounded_validator_class
-from ._refs import RemoteRefRefused, guarded_registry, refused_uri, remote_retriever
+from ._refs import guarded_registry, refused_uri, remote_retriever
 
 __all__ = ["CompiledValidator", "compile_validator", "json_path"]
 
@@ -230,9 +230,27 @@ class _BoundedPython:
     __slots__ = ("is_valid", "validate", "iter_errors")
 
     def __init__(self, validator: Any, timeout: float) -> None:
-        self.is_valid = bounded_call(validator.is_valid, timeout)
-        self.validate = bounded_call(validator.validate, timeout)
-        self.iter_errors = bounded_call(lambda v: list(validator.iter_errors(v)), timeout)
+        self.is_valid = _typed_refs(bounded_call(validator.is_valid, timeout))
+        self.validate = _typed_refs(bounded_call(validator.validate, timeout))
+        self.iter_errors = _typed_refs(bounded_call(lambda v: list(validator.iter_errors(v)), timeout))
+
+
+def _typed_refs(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` with the Python validator's lazy ``$ref`` failures raised as SchemaMismatchError
+    (the refusal itself when a retrieval was refused)."""
+    import referencing.exceptions
+    from jsonschema.exceptions import _WrappedReferencingError
+
+    def call(value: Any) -> Any:
+        try:
+            return fn(value)
+        except (referencing.exceptions.Unresolvable, _WrappedReferencingError) as e:
+            refused = refused_uri(e)
+            if refused is not None:
+                raise refused from None
+            raise SchemaMismatchError(f"JSON Schema $ref cannot be resolved: {_shorten(str(e))}") from None
+
+    return call
 
 
 def _python_factory(parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[[], Any]:
@@ -288,12 +306,12 @@ def compile_validator(
 
     py_factory = _python_factory(parsed, ref_registry, limits)
     retriever = remote_retriever(limits.allow_remote_refs)
-    refused: List[RemoteRefRefused] = []
+    refused: List[SchemaMismatchError] = []  # jsonschema-rs wraps what its retriever raises
 
     def retrieve(uri: str) -> Any:
         try:
             return retriever(uri)
-        except RemoteRefRefused as e:
+        except SchemaMismatchError as e:
             refused.append(e)
             raise
 

@@ -76,6 +76,9 @@ def is_multiple_of(instance: Any, divisor: Any) -> bool:
         i = Decimal(repr(instance)) if isinstance(instance, float) else Decimal(instance)
         if not (i.is_finite() and d.is_finite()) or d == 0:
             return False
+        if abs(i.adjusted() - d.adjusted()) > 1000:  # huge Decimals from a custom json_decode
+            q = float(i) / float(d)
+            return q == int(q) if q == q and abs(q) != float("inf") else False
         # exact rationals: Decimal's % has a 28-digit context (1e308 % 0.01 is "impossible")
         return (Fraction(i) / Fraction(d)).denominator == 1
     except (InvalidOperation, ValueError, TypeError):

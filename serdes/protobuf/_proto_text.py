@@ -13,9 +13,9 @@ The text is untrusted (whoever registered it chose it), so:
   directory under a fixed generated name, and every import is served from an in-memory
   ``--descriptor_set_in`` (the already-built references and well-known files), so protoc reads
   nothing else; import paths that look like paths outside that tree are refused up front;
-* protoc runs in a child process with a memory limit and a timeout: it is C++ and crashes on some
-  hostile inputs (deeply nested option aggregates overflow its stack), which in-process would take
-  the consumer down.
+* protoc runs in a child interpreter with a memory limit and a timeout: it is C++ and crashes on
+  some hostile inputs (deeply nested option aggregates overflow its stack), which in-process would
+  take the consumer down.
 """
 
 from __future__ import annotations
@@ -45,13 +45,18 @@ _SOURCE_NAME = "serdes_registry_schema.proto"
 _IMPORT_RE = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?["\']([^"\']*)["\']\s*;', re.MULTILINE)
 
 
-def _limit_child() -> None:  # pragma: no cover - runs in the child
-    try:
-        import resource
-
-        resource.setrlimit(resource.RLIMIT_AS, (PROTOC_MEMORY, PROTOC_MEMORY))
-    except (ImportError, ValueError, OSError):
-        pass
+# The child sets its own memory limit (no preexec_fn: unsafe in a threaded consumer) and calls
+# protoc without grpc_tools' default include path, so imports come only from --descriptor_set_in.
+_CHILD = (
+    "import sys\n"
+    "try:\n"
+    "    import resource\n"
+    "    resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[1]), int(sys.argv[1])))\n"
+    "except (ImportError, ValueError, OSError):\n"
+    "    pass\n"
+    "from grpc_tools import protoc\n"
+    "sys.exit(protoc.main(['protoc'] + sys.argv[2:]))\n"
+)
 
 
 def parse_proto(
@@ -61,7 +66,7 @@ def parse_proto(
     descriptors. Imports missing from ``deps`` come from the protobuf runtime's default pool.
     The result is named ``name`` (never used as a path)."""
     try:
-        import grpc_tools  # type: ignore[import-not-found]  # noqa: F401
+        import grpc_tools  # type: ignore[import-not-found]
     except ImportError:
         raise SchemaMismatchError(
             f"the registry returned {name!r} as .proto source; decoding it without generated classes "
@@ -103,12 +108,14 @@ def parse_proto(
         with open(deps_file, "wb") as f:
             f.write(fds.SerializeToString())
         out = os.path.join(tmp, "out.desc")
-        argv = [sys.executable, "-m", "grpc_tools.protoc", f"-I{src}", f"--descriptor_set_in={deps_file}",
+        argv = [sys.executable, "-c", _CHILD, str(PROTOC_MEMORY), f"-I{src}", f"--descriptor_set_in={deps_file}",
                 f"--descriptor_set_out={out}", _SOURCE_NAME]
+        # the child imports grpc_tools from where this process found it
+        site = os.path.dirname(os.path.dirname(os.path.abspath(grpc_tools.__file__)))
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (site, os.environ.get("PYTHONPATH")) if p))
         try:
             proc = subprocess.run(
-                argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROTOC_TIMEOUT, cwd=tmp,
-                preexec_fn=_limit_child if os.name == "posix" else None,
+                argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROTOC_TIMEOUT, cwd=tmp, env=env,
             )
         except subprocess.TimeoutExpired:
             raise SchemaMismatchError(f"protoc did not compile {name!r} within {PROTOC_TIMEOUT:g} s") from None

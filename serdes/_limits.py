@@ -28,8 +28,8 @@ class Limits:
     max_items: int = 10_000_000
     #: nesting depth of a schema (named types inside named types, nested arrays/maps)
     max_schema_depth: int = 256
-    #: seconds one regular-expression match of a JSON Schema ``pattern`` may take where the linear-time
-    #: engine cannot compile it (see serdes.json)
+    #: seconds the regular-expression matching of one validation may take, all matches together,
+    #: where the linear-time engine cannot run the JSON Schema patterns (serdes.json's fallback)
     regex_timeout: float = 0.1
     #: schema references one Protobuf or JSON schema may pull from the registry, transitively (each
     #: is a registry request); the chain depth is bounded by ``max_schema_depth``

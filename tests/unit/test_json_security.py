@@ -138,11 +138,14 @@ print(json.dumps({{"error": None, "results": results}}))
     assert all(r.startswith("RemoteRefRefused") and "file://" in r for r in out["results"]), out["results"]
 
 
-def test_registry_references_still_resolve(loopback):
+@pytest.mark.parametrize("ref_name", ["addr.json", "{url}/addr.json"], ids=["relative", "url-named"])
+def test_registry_references_still_resolve(loopback, ref_name):
+    # a reference named like a URL (confluent-kafka's docs use such names) resolves from the registry
+    ref_name = ref_name.format(url=loopback)
     registry = new_registry()
     registry.register_schema("addr", Schema(json.dumps({"type": "object", "required": ["city"]}), "JSON"))
-    root = Schema(json.dumps({"type": "object", "properties": {"a": {"$ref": "addr.json"}}}), "JSON",
-                  [SchemaReference("addr.json", "addr", 1)])
+    root = Schema(json.dumps({"type": "object", "properties": {"a": {"$ref": ref_name}}}), "JSON",
+                  [SchemaReference(ref_name, "addr", 1)])
     sid = registry.register_schema("root-value", root)
     de = JSONDeserializer(None, schema_registry_client=registry)
     frame = b"\x00" + sid.to_bytes(4, "big")

@@ -8,7 +8,7 @@ compile for another reason than a ``$ref`` or a ``pattern`` -- is validated with
 * ``pattern``, ``patternProperties`` and ``additionalProperties`` match with the ``regex`` module
   under a time budget: all matches of one validation together may take ``Limits.regex_timeout``
   seconds, then a :class:`~serdes.ValidationError` naming the limit is raised (Python's ``re``
-  cannot be interrupted: ``^(a|aa)+\\Z`` against 40 characters runs for minutes);
+  cannot be interrupted: ``^(a|aa)+\\Z`` against 41 characters runs for over a minute);
 * ``multipleOf`` is decided on the numbers' decimal values (``0.07`` is a multiple of ``0.01``),
   as jsonschema-rs decides it, not by float division (where ``0.07 / 0.01 = 7.000000000000001``).
 """

@@ -15,6 +15,7 @@ compile for another reason than a ``$ref`` or a ``pattern`` -- is validated with
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from decimal import Decimal, InvalidOperation
@@ -26,7 +27,7 @@ import regex
 
 from .._errors import SchemaMismatchError, ValidationError
 
-__all__ = ["bounded_validator_class", "RegexBudget", "is_multiple_of"]
+__all__ = ["bounded_validator_class", "bounded_call", "precompile_patterns", "pattern_size", "is_multiple_of"]
 
 
 class RegexBudget(threading.local):
@@ -39,12 +40,88 @@ class RegexBudget(threading.local):
 _budget = RegexBudget()
 
 
+#: the size (literals and classes, counted repeats multiplied out) of a pattern the ``regex``
+#: module is asked to compile: it unrolls counted repeats, and ``(?:(?:a{1000}){1000}){1000}``
+#: takes gigabytes
+MAX_PATTERN_SIZE = 100_000
+
+
+def pattern_size(pattern: str, limit: int = MAX_PATTERN_SIZE) -> int:
+    """Size of ``pattern`` as Python's parser reads it (no compilation, nothing unrolled); stops
+    counting past ``limit``. Raises ``re.error``/``RecursionError`` for what Python cannot parse."""
+    try:
+        from re import _parser as sre_parse  # type: ignore[attr-defined]
+    except ImportError:  # pragma: no cover - Python < 3.11
+        import sre_parse  # type: ignore[no-redef]
+    c = sre_parse
+
+    def size(items: Any) -> int:
+        total = 0
+        for op, av in items:
+            if op in (c.MAX_REPEAT, c.MIN_REPEAT) or op is getattr(c, "POSSESSIVE_REPEAT", None):
+                lo, hi, sub = av
+                count = hi if hi != c.MAXREPEAT else lo
+                total += max(count, 1) * size(sub)
+            elif op is c.SUBPATTERN:
+                total += size(av[-1])
+            elif op is c.BRANCH:
+                total += sum(size(b) for b in av[1])
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                total += size(av[1])
+            elif op is getattr(c, "ATOMIC_GROUP", None):
+                total += size(av)
+            elif op is c.GROUPREF_EXISTS:
+                total += size(av[1]) + (size(av[2]) if av[2] else 0)
+            else:
+                total += 1
+            if total > limit:
+                return total
+        return total
+
+    return size(sre_parse.parse(pattern))
+
+
 @lru_cache(maxsize=256)
 def _compiled(pattern: str) -> Any:
     try:
+        too_big = pattern_size(pattern) > MAX_PATTERN_SIZE
+    except (re.error, RecursionError, TypeError, OverflowError) as e:
+        raise SchemaMismatchError(f"JSON Schema pattern {pattern[:200]!r} is not a regular expression: {e}") from None
+    if too_big:
+        raise SchemaMismatchError(
+            f"JSON Schema pattern {pattern[:200]!r} is too large to compile (more than {MAX_PATTERN_SIZE} "
+            "elements with its counted repeats multiplied out)"
+        )
+    try:
         return regex.compile(pattern)
-    except (regex.error, TypeError) as e:
-        raise SchemaMismatchError(f"JSON Schema pattern {pattern!r} is not a regular expression: {e}") from e
+    except (regex.error, TypeError, RecursionError, MemoryError) as e:
+        raise SchemaMismatchError(f"JSON Schema pattern {pattern[:200]!r} is not a regular expression: {e}") from None
+
+
+_DATA_KEYWORDS = ("const", "enum", "default", "examples")
+
+
+def precompile_patterns(schemas: Any) -> None:
+    """Compile (and size-check) every ``pattern`` and ``patternProperties`` regex in ``schemas``
+    now, so a pattern too large for the ``regex`` module is a SchemaMismatchError when the schema
+    is compiled rather than on a record. Iterative; data keywords (``const``, ``enum``, ...) are
+    not schemas and are skipped."""
+    level = list(schemas)
+    while level:
+        nxt: list = []
+        for node in level:
+            if isinstance(node, dict):
+                if isinstance(node.get("pattern"), str):
+                    _compiled(node["pattern"])
+                props = node.get("patternProperties")
+                if isinstance(props, dict):
+                    for p in props:
+                        if isinstance(p, str):
+                            _compiled(p)
+                nxt.extend(v for k, v in node.items() if k not in _DATA_KEYWORDS and isinstance(v, (dict, list)))
+            elif isinstance(node, list):
+                nxt.extend(v for v in node if isinstance(v, (dict, list)))
+        level = nxt
 
 
 def _search(pattern: str, text: str) -> bool:

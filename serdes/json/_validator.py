@@ -45,7 +45,7 @@ import jsonschema_rs
 from .._errors import SchemaMismatchError, SerdesError, ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._depth import depth_error, exceeds_depth, schema_needs_depth_check, uses_keywords
-from ._pyfallback import bounded_call, bounded_validator_class
+from ._pyfallback import bounded_call, bounded_validator_class, precompile_patterns
 from ._refs import guarded_registry, refused_uri, remote_retriever
 
 __all__ = ["CompiledValidator", "compile_validator", "json_path"]
@@ -265,6 +265,7 @@ def _python_factory(parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIM
                 "the schema needs the Python validator and combines unevaluatedProperties with "
                 "patternProperties, whose regexes it cannot run within serdes.regex.timeout"
             )
+        precompile_patterns(resources)
 
         cls = bounded_validator_class(validator_for(parsed))
         # always a registry of our own: without one, jsonschema fetches remote $refs itself
@@ -335,4 +336,6 @@ def compile_validator(
             validator_for(parsed).check_schema(parsed)
         except jsonschema.SchemaError as e:
             raise SchemaMismatchError(f"not a valid JSON Schema: {_shorten(e.message)}") from e
+        except RecursionError:  # a pattern (its format: regex check) or a schema nested too deeply
+            raise SchemaMismatchError("not a valid JSON Schema: nested too deeply to check") from None
     return CompiledValidator(rs, py_factory, max_depth)

@@ -327,6 +327,15 @@ def test_issue_pattern_gives_a_verdict():
     assert out["error"] == "ValidationError" and ("does not match" in out["message"] or "serdes.regex.timeout" in out["message"])
 
 
+def test_pattern_too_large_for_the_regex_module_is_a_schema_error():
+    # regex unrolls counted repeats: compiling this took gigabytes (MemoryError under 2 GiB)
+    out = run_bounded(CHILD_PRELUDE + '''
+from serdes.json import compile_validator
+report(lambda: compile_validator({"properties": {"a": {"pattern": "(?:(?:a{1000}){1000}){1000}"}}}))
+''')
+    assert out["error"] == "SchemaMismatchError" and "too large to compile" in out["message"], out
+
+
 def test_python_fallback_refuses_unevaluated_properties_with_patterns():
     with pytest.raises(SchemaMismatchError, match="unevaluatedProperties"):
         compile_validator({"patternProperties": {"^a\\Z": {}}, "unevaluatedProperties": False})

@@ -280,6 +280,23 @@ def test_deep_value_under_recursive_schema_is_typed_not_a_crash(path):
         assert "serdes.max.depth=100" in out["message"]
 
 
+@pytest.mark.parametrize("depth", [150, 1000])
+def test_deeply_nested_schema_is_typed_not_a_crash(depth):
+    # jsonschema-rs refuses deep schemas itself ("Recursion limit reached"); the Python fallback's
+    # meta-schema check then overflows Python's stack: a SchemaMismatchError, not a RecursionError
+    out = run_bounded(CHILD_PRELUDE + f'''
+import orjson
+from serdes.json import compile_validator
+schema = orjson.loads('{{"not":' * {depth} + '{{}}' + '}}' * {depth})
+report(lambda: compile_validator(schema).validate("x"))
+''')
+    assert out["returncode"] == 0
+    if depth == 150:  # even depth: "not not ... {}" accepts everything
+        assert out["error"] is None, out
+    else:
+        assert out["error"] == "SchemaMismatchError", out
+
+
 # -- regular expressions -----------------------------------------------------------------------------
 
 _REDOS_CHILD = '''

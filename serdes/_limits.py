@@ -12,14 +12,14 @@ conf before confluent-kafka's constructor sees it (so confluent-kafka's own key 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
-from typing import Any, Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-__all__ = ["Limits", "DEFAULT_LIMITS", "split_limits_conf"]
+__all__ = ["Limits", "DEFAULT_LIMITS", "split_limits_conf", "split_limits_args"]
 
 
 @dataclass(frozen=True)
 class Limits:
-    """Per-record and per-schema bounds. All are positive ints; see docs/security.md for why each."""
+    """Per-record and per-schema bounds (positive numbers) and switches; see docs/security.md for why each."""
 
     #: nesting depth of one value (the protobuf runtime's own default recursion limit; JSON objects/arrays, Avro records/arrays/maps/unions, Protobuf messages)
     max_depth: int = 100
@@ -28,9 +28,19 @@ class Limits:
     max_items: int = 10_000_000
     #: nesting depth of a schema (named types inside named types, nested arrays/maps)
     max_schema_depth: int = 256
-    #: seconds one regular-expression match of a JSON Schema ``pattern`` may take where the linear-time
-    #: engine cannot compile it (see serdes.json)
+    #: seconds the regular-expression matching of one validation may take, all matches together,
+    #: where the linear-time engine cannot run the JSON Schema patterns (serdes.json's fallback)
     regex_timeout: float = 0.1
+    #: schema references one Protobuf or JSON schema may pull from the registry, transitively (each
+    #: is a registry request); the chain depth is bounded by ``max_schema_depth``
+    max_references: int = 1000
+    #: resolve JSON Schema ``$ref`` to ``http(s)://`` targets outside the schema and its registry
+    #: references (off: such a ``$ref`` is a SchemaMismatchError; on: fetched with confluent-kafka's
+    #: guard -- public addresses only, no redirects). ``file://`` and other schemes are always refused.
+    allow_remote_refs: bool = False
+    #: write JSON NaN / +-Infinity as ``null`` as confluent-kafka does (off: they are a
+    #: ValidationError, since ``null`` silently changes the data); JSON serializers only
+    json_nan_as_null: bool = False
 
     @property
     def conf(self) -> Dict[str, Any]:
@@ -48,7 +58,8 @@ def split_limits_conf(conf: Optional[Mapping[str, Any]], base: Limits = DEFAULT_
     """Split a serde conf into (conf without ``serdes.*`` limit keys, the limits it asks for).
 
     Raises ``ValueError`` (what confluent-kafka raises for a bad conf value) for an unknown
-    ``serdes.*`` key or a value that is not a positive number of the field's type.
+    ``serdes.*`` key, a bound that is not a positive number of the field's type, or a switch that
+    is not a bool (or the strings ``"true"``/``"false"``, as Kafka configuration is often written).
     """
     if conf is None:
         return None, base
@@ -61,8 +72,34 @@ def split_limits_conf(conf: Optional[Mapping[str, Any]], base: Limits = DEFAULT_
         f = _KEYS.get(key)
         if f is None:
             raise ValueError(f"unknown serdes configuration key {key!r}; known: {sorted(_KEYS)}")
+        if f.type in ("bool", bool):
+            changes[f.name] = _parse_bool(key, value)
+            continue
         kind = float if f.type in ("float", float) else int
         if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and not isinstance(value, int)) or value <= 0:
             raise ValueError(f"{key} must be a positive {kind.__name__}, got {value!r}")
         changes[f.name] = kind(value)
     return rest, replace(base, **changes) if changes else base
+
+
+def split_limits_args(args: Tuple[Any, ...], kwargs: Dict[str, Any], conf_index: int) -> Tuple[Tuple[Any, ...], Dict[str, Any], Limits]:
+    """:func:`split_limits_conf` for a constructor's ``(*args, **kwargs)`` whose ``conf`` is the
+    positional argument ``conf_index`` or the keyword ``conf``; returns them without ``serdes.*`` keys."""
+    if "conf" in kwargs:
+        kwargs = dict(kwargs)
+        kwargs["conf"], limits = split_limits_conf(kwargs["conf"])
+    elif len(args) > conf_index:
+        rest: List[Any] = list(args)
+        rest[conf_index], limits = split_limits_conf(rest[conf_index])
+        args = tuple(rest)
+    else:
+        limits = DEFAULT_LIMITS
+    return args, kwargs, limits
+
+
+def _parse_bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    raise ValueError(f"{key} must be a bool, got {value!r}")

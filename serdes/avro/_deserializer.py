@@ -15,7 +15,7 @@ from .._limits import DEFAULT_LIMITS, Limits
 from .._serde import Decoder, FastDeserializer
 from .._wire import Frame
 from ._codegen import Unsupported, _is_raw_bytes, compile_decoder, compile_validator
-from ._conf import limits_from_args
+from .._limits import split_limits_args
 
 __all__ = ["AvroDeserializer"]
 
@@ -37,7 +37,7 @@ class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
     _limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        args, kwargs, self._limits = limits_from_args(args, kwargs, 4)
+        args, kwargs, self._limits = split_limits_args(args, kwargs, 4)
         super().__init__(*args, **kwargs)
         self._init_fast()
 

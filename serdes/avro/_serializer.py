@@ -9,9 +9,8 @@ from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvr
 from confluent_kafka.serialization import SerializationContext
 
 from .._errors import RecordLocation, SchemaMismatchError
-from .._limits import DEFAULT_LIMITS, Limits
+from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Encoder, FastSerializer
-from ._conf import limits_from_args
 from ._encgen import compile_encoder
 from ._schema_check import check_schema
 
@@ -35,7 +34,7 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
     _limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        args, kwargs, self._limits = limits_from_args(args, kwargs, 3)
+        args, kwargs, self._limits = split_limits_args(args, kwargs, 3)
         super().__init__(*args, **kwargs)
         self._init_fast()
 

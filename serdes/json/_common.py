@@ -6,7 +6,10 @@ import threading
 from typing import Any, Optional
 
 from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry.common.json_schema import _json_loads
 
+from .._limits import DEFAULT_LIMITS, Limits
+from ._refs import resolve_references
 from ._validator import CompiledValidator, compile_validator
 
 __all__ = ["ValidatorCacheMixin"]
@@ -24,6 +27,25 @@ class ValidatorCacheMixin:
     _validators: Any
     _validators_lock: threading.Lock
     _validator_backend: Optional[str] = None
+    #: serdes.* limits from the conf (set before confluent-kafka's constructor runs)
+    _limits: Limits = DEFAULT_LIMITS
+
+    def _get_parsed_schema(self, schema: Optional[Schema]) -> Any:  # type: ignore[override]
+        """confluent-kafka's ``_get_parsed_schema`` with serdes' reference resolution: bounded
+        depth/count, cycles followed once, and a ``referencing.Registry`` that never fetches a
+        ``$ref`` outside the schema and its references unless ``serdes.allow.remote.refs``."""
+        if schema is None:
+            return None, None
+        cache = self._parsed_schemas  # type: ignore[attr-defined]
+        result = cache.get_parsed_schema(schema)
+        if result is not None:
+            return result
+        ref_registry = resolve_references(schema, self._registry, self._limits)  # type: ignore[attr-defined]
+        if schema.schema_str is None:
+            raise TypeError("Schema string cannot be None")
+        parsed = _json_loads(schema.schema_str)
+        cache.set(schema, (parsed, ref_registry))
+        return parsed, ref_registry
 
     def _get_validator(self, schema: Schema, parsed_schema: Any, registry: Any) -> CompiledValidator:  # type: ignore[override]
         key = schema if schema is not None else id(parsed_schema)
@@ -31,7 +53,7 @@ class ValidatorCacheMixin:
             v = self._validators.get(key, None)
         if v is not None:
             return v
-        v = compile_validator(parsed_schema, registry, self._validator_backend)
+        v = compile_validator(parsed_schema, registry, self._validator_backend, self._limits)
         with self._validators_lock:
             self._validators[key] = v
         return v

@@ -11,9 +11,11 @@ from confluent_kafka.schema_registry.json_schema import JSONDeserializer as _Con
 from confluent_kafka.serialization import SerializationContext
 
 from .._errors import CorruptPayloadError, RecordLocation, SerdesError
+from .._limits import split_limits_args
 from .._serde import Decoder, FastDeserializer
 from .._wire import Frame, parse_frame, parse_header_value
 from ._common import ValidatorCacheMixin
+from ._depth import depth_error, exceeds_depth
 
 __all__ = ["JSONDeserializer"]
 
@@ -45,6 +47,9 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
     _schema_type = "JSON"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the
+        # limits must be known before its constructor parses schema_str
+        args, kwargs, self._limits = split_limits_args(args, kwargs, 3)
         super().__init__(*args, **kwargs)
         self._init_fast()
         # 5-byte frame (magic 0 + id) -> (is_valid, from_dict) for the dominant configuration
@@ -176,6 +181,44 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
             return obj
         return decode_nv
 
+    def located(e: SerdesError, ctx: Optional[SerializationContext]) -> SerdesError:
+        if e.schema_id is None:
+            e.schema_id = schema_id
+        return e.at(topic=getattr(ctx, "topic", None), field=getattr(ctx, "field", None))
+
+    limit = validator.max_depth
+    if limit is not None:
+        # A recursive schema: bound the document's depth before the validator recurses into it.
+        # Fewer brackets in the payload than the limit is proof enough (one C scan each, no walk).
+        unchecked = validator.unchecked_is_valid
+
+        def decode_bounded(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+            try:
+                obj = loads(data[offset:] if offset else data)
+            except Exception as e:
+                raise corrupt(e, data, offset, ctx) from e
+            try:
+                shallow = data.count(b"{", offset) + data.count(b"[", offset) <= limit
+            except Exception:  # a str from a custom json_decode path, ...
+                shallow = False
+            if not shallow and exceeds_depth(obj, limit):
+                raise located(depth_error(limit), ctx)
+            try:
+                ok = unchecked(obj)
+            except SerdesError as e:
+                raise located(e, ctx)
+            except Exception:
+                ok = False
+            if not ok:
+                err = invalid(obj, ctx)
+                if err is not None:
+                    raise err
+            if from_dict is not None:
+                return from_dict(obj, ctx)
+            return obj
+
+        return decode_bounded
+
     is_valid = validator.is_valid
 
     def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
@@ -185,6 +228,8 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
             raise corrupt(e, data, offset, ctx) from e
         try:
             ok = is_valid(obj)
+        except SerdesError as e:  # a limit of the Python fallback validator (regex budget)
+            raise located(e, ctx)
         except Exception:
             ok = False
         if not ok:

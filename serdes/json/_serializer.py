@@ -11,9 +11,11 @@ from confluent_kafka.schema_registry.common.json_schema import _json_dumps
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as _ConfluentJSONSerializer
 from confluent_kafka.serialization import SerializationContext
 
-from .._errors import RecordLocation, SerdesError, ValidationError
+from .._errors import RecordLocation, SchemaMismatchError, SerdesError, ValidationError
+from .._limits import split_limits_args
 from .._serde import Encoder, FastSerializer
 from ._common import ValidatorCacheMixin
+from ._depth import exceeds_depth
 
 __all__ = ["JSONSerializer", "NAN_AS_NULL_CONF"]
 
@@ -60,7 +62,10 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
     _schema_type = "JSON"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        args, kwargs, self._nan_as_null = _split_nan_conf(args, kwargs)
+        # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the
+        # limits must be known before its constructor parses schema_str
+        args, kwargs, self._limits = split_limits_args(args, kwargs, 3)
+        self._nan_as_null = self._limits.json_nan_as_null
         super().__init__(*args, **kwargs)
         self._init_fast()
         # (topic, field) -> (prefix, is_valid, nan_as_null) for the dominant configuration (prefix framing,
@@ -227,6 +232,25 @@ def _make_encoder(
             return slow(value, ctx)
         return encode_nv_td
 
+    limit = validator.max_depth
+    if limit is not None:
+        # A recursive schema: the depth is bounded before validation. orjson encodes first (it
+        # refuses more than 255 levels itself); a payload with fewer brackets than the limit needs
+        # no walk of the value.
+        unchecked = validator.unchecked_is_valid
+
+        def encode_bounded(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+            value = to_dict(obj, ctx) if to_dict is not None else obj
+            try:
+                payload = dumps(value)
+                if payload.count(b"{") + payload.count(b"[") <= limit or not exceeds_depth(value, limit):
+                    if unchecked(value) and (nan_as_null or _find(payload, b"null") < 0 or _is_finite(value)):
+                        return prefix + payload
+            except Exception:
+                pass
+            return slow(value, ctx)  # raises the typed error (depth first)
+        return encode_bounded
+
     is_valid = validator.is_valid
     if to_dict is None:
         def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
@@ -257,29 +281,6 @@ def _make_encoder(
 
 #: the ``serdes.*`` conf key restoring confluent-kafka's behaviour for NaN / +-Infinity (write null)
 NAN_AS_NULL_CONF = "serdes.json.nan.as.null"
-
-
-def _split_nan_conf(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any], bool]:
-    """Remove ``serdes.json.nan.as.null`` from the conf (positional argument 4 or ``conf=``) before
-    confluent-kafka's constructor checks the keys: the mechanism of serdes._limits'
-    ``split_limits_conf`` (``serdes.*`` keys never reach confluent-kafka)."""
-    if "conf" in kwargs:
-        conf = kwargs["conf"]
-    elif len(args) >= 4:
-        conf = args[3]
-    else:
-        return args, kwargs, False
-    if not isinstance(conf, dict) or NAN_AS_NULL_CONF not in conf:
-        return args, kwargs, False
-    conf = dict(conf)
-    value = conf.pop(NAN_AS_NULL_CONF)
-    if not isinstance(value, bool):
-        raise ValueError(f"{NAN_AS_NULL_CONF} must be a bool, got {value!r}")
-    if "conf" in kwargs:
-        kwargs = {**kwargs, "conf": conf}
-    else:
-        args = args[:3] + (conf,) + args[4:]
-    return args, kwargs, value
 
 
 _INF = float("inf")

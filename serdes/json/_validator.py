@@ -1,4 +1,4 @@
-"""Compiled JSON Schema validators: jsonschema-rs first, confluent-kafka's ``jsonschema`` as fallback.
+r"""Compiled JSON Schema validators: jsonschema-rs first, confluent-kafka's ``jsonschema`` as fallback.
 
 confluent-kafka validates with the pure-Python ``jsonschema`` package: ``validator_for(schema)``
 (the ``$schema`` keyword picks the draft, 2020-12 when absent), ``check_schema``, then
@@ -16,11 +16,17 @@ the same semantics:
   what ``jsonschema`` does in confluent-kafka (it keeps the root's validator class across a
   ``$ref``; the resource's ``DEFAULT_SPEC`` of draft 7 only affects ``$id`` handling).
 
-Where jsonschema-rs cannot do the job, the validator is confluent-kafka's own ``jsonschema``
-validator with confluent-kafka's ``referencing.Registry``:
+Untrusted schemas (docs/security.md): a ``$ref`` outside the schema and its registry references
+is refused (:mod:`serdes.json._refs`), values are depth-checked before a recursive schema
+validates them (:mod:`serdes.json._depth`), and an unknown ``$schema`` meta-schema is read as
+draft 2020-12 (what ``jsonschema`` does), never fetched.
 
-* the schema does not compile with jsonschema-rs (a ``$ref`` only confluent-kafka's HTTP retriever
-  can fetch, a regex only Python's ``re`` accepts, an unknown ``$schema`` meta-schema);
+Where jsonschema-rs cannot do the job, the validator is confluent-kafka's ``jsonschema`` validator
+class with bounded regular expressions and decimal ``multipleOf`` (:mod:`serdes.json._pyfallback`):
+
+* the schema does not compile with jsonschema-rs: a ``pattern`` that is not an ECMA-262 regular
+  expression but one Python accepts (``^ab\Z``: confluent-kafka accepts these schemas, so serdes
+  does, with Python's reading of the pattern, as confluent-kafka; but within a time budget);
 * per value: a Python value jsonschema-rs cannot read (``datetime``, non-string dict keys, ...) --
   only on the serializer side; a decoded JSON document is always readable.
 
@@ -36,7 +42,11 @@ from typing import Any, Callable, List, Optional, Sequence
 
 import jsonschema_rs
 
-from .._errors import SchemaMismatchError, ValidationError
+from .._errors import SchemaMismatchError, SerdesError, ValidationError
+from .._limits import DEFAULT_LIMITS, Limits
+from ._depth import depth_error, exceeds_depth, schema_needs_depth_check, uses_keywords
+from ._pyfallback import bounded_call, bounded_validator_class, precompile_patterns
+from ._refs import guarded_registry, refused_uri, remote_retriever
 
 __all__ = ["CompiledValidator", "compile_validator", "json_path"]
 
@@ -71,35 +81,72 @@ class CompiledValidator:
 
     Attributes:
         backend: ``"jsonschema-rs"`` or ``"jsonschema"``.
+        max_depth: the nesting bound values are checked against before validation (``None`` when
+            the schema cannot make validation recurse deeper than the schema itself).
+        unchecked_is_valid: ``is_valid`` without the depth check, for callers that bounded the
+            depth already.
     """
 
-    __slots__ = ("backend", "is_valid", "_rs", "_py", "_py_factory")
+    __slots__ = ("backend", "is_valid", "max_depth", "unchecked_is_valid", "_rs", "_py", "_py_factory")
 
-    def __init__(self, rs: Any, py_factory: Callable[[], Any]) -> None:
+    def __init__(self, rs: Any, py_factory: Callable[[], Any], max_depth: Optional[int] = None) -> None:
         self._rs = rs
         self._py: Any = None
         self._py_factory = py_factory
+        self.max_depth = max_depth
         if rs is not None:
             self.backend = "jsonschema-rs"
-            self.is_valid: Callable[[Any], bool] = rs.is_valid
+            raw: Callable[[Any], bool] = rs.is_valid
         else:
             self.backend = "jsonschema"
             self._py = py_factory()
-            self.is_valid = self._py.is_valid
+            raw = self._py.is_valid
+        self.unchecked_is_valid = raw
+        if max_depth is None:
+            self.is_valid: Callable[[Any], bool] = raw
+        else:
+            def is_valid(value: Any, _raw: Callable[[Any], bool] = raw, _limit: int = max_depth) -> bool:
+                return not exceeds_depth(value, _limit) and _raw(value)
+
+            self.is_valid = is_valid
 
     def _python(self) -> Any:
         if self._py is None:
             self._py = self._py_factory()
         return self._py
 
+    def _too_deep(self, value: Any) -> bool:
+        return self.max_depth is not None and exceeds_depth(value, self.max_depth)
+
     def check(self, value: Any) -> bool:
+        if self._too_deep(value):
+            return False
         try:
-            return self.is_valid(value)
+            return self.unchecked_is_valid(value)
         except _UNREADABLE:
+            return self._python_is_valid(value)
+        except SerdesError:
+            raise
+        except RecursionError:  # the Python validator on a deep value under a schema without $ref
+            return False
+
+    def _python_is_valid(self, value: Any) -> bool:
+        try:
             return self._python().is_valid(value)
+        except SerdesError:
+            raise
+        except RecursionError:
+            return False
+        except Exception as e:
+            refused = refused_uri(e)
+            if refused is not None:
+                raise refused from None
+            raise
 
     def error(self, value: Any) -> ValidationError:
         """The :class:`serdes.ValidationError` for an invalid ``value`` (call after ``is_valid`` said no)."""
+        if self._too_deep(value):
+            return depth_error(self.max_depth)  # type: ignore[arg-type]
         if self._rs is not None:
             try:
                 self._rs.validate(value)
@@ -113,6 +160,17 @@ class CompiledValidator:
             self._python().validate(value)
         except jsonschema.ValidationError as e:
             return _error(list(e.absolute_path), e.message, list(e.absolute_schema_path))
+        except RecursionError:
+            return ValidationError("JSON value is nested too deeply for the Python validator (RecursionError)")
+        except SerdesError as e:
+            if isinstance(e, ValidationError):
+                return e
+            raise
+        except Exception as e:
+            refused = refused_uri(e)
+            if refused is not None:
+                raise refused from None
+            raise
         return _error([], "value does not conform to the schema", [])  # pragma: no cover - racy
 
     def validate(self, value: Any) -> None:
@@ -121,7 +179,7 @@ class CompiledValidator:
             raise self.error(value)
 
     def __repr__(self) -> str:
-        return f"CompiledValidator(backend={self.backend!r})"
+        return f"CompiledValidator(backend={self.backend!r}, max_depth={self.max_depth!r})"
 
 
 def _error(instance_path: List[Any], message: str, schema_path: List[Any]) -> ValidationError:
@@ -151,7 +209,7 @@ def _root_draft(parsed: Any) -> int:
     return jsonschema_rs.Draft202012
 
 
-def _rs_registry(ref_registry: Any, parsed: Any) -> Optional[Any]:
+def _rs_registry(ref_registry: Any, parsed: Any, retriever: Any = None) -> Optional[Any]:
     """confluent-kafka's ``referencing.Registry`` (named references) as a ``jsonschema_rs.Registry``.
 
     The ``jsonschema`` validator confluent-kafka builds evaluates a referenced schema with the
@@ -163,42 +221,113 @@ def _rs_registry(ref_registry: Any, parsed: Any) -> Optional[Any]:
     resources = [(uri, ref_registry[uri].contents) for uri in ref_registry]
     if not resources:
         return None
-    return jsonschema_rs.Registry(resources, draft=_root_draft(parsed))
+    return jsonschema_rs.Registry(resources, draft=_root_draft(parsed), retriever=retriever)
 
 
-def _python_factory(parsed: Any, ref_registry: Any) -> Callable[[], Any]:
+class _BoundedPython:
+    """A ``jsonschema`` validator whose calls each run under one regex time budget."""
+
+    __slots__ = ("is_valid", "validate", "iter_errors")
+
+    def __init__(self, validator: Any, timeout: float) -> None:
+        self.is_valid = _typed_refs(bounded_call(validator.is_valid, timeout))
+        self.validate = _typed_refs(bounded_call(validator.validate, timeout))
+        self.iter_errors = _typed_refs(bounded_call(lambda v: list(validator.iter_errors(v)), timeout))
+
+
+def _typed_refs(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``fn`` with the Python validator's lazy ``$ref`` failures raised as SchemaMismatchError
+    (the refusal itself when a retrieval was refused)."""
+    import referencing.exceptions
+    from jsonschema.exceptions import _WrappedReferencingError
+
+    def call(value: Any) -> Any:
+        try:
+            return fn(value)
+        except (referencing.exceptions.Unresolvable, _WrappedReferencingError) as e:
+            refused = refused_uri(e)
+            if refused is not None:
+                raise refused from None
+            raise SchemaMismatchError(f"JSON Schema $ref cannot be resolved: {_shorten(str(e))}") from None
+
+    return call
+
+
+def _python_factory(parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[[], Any]:
     def build() -> Any:
         from jsonschema.validators import validator_for
 
-        cls = validator_for(parsed)
-        if ref_registry is not None:
-            return cls(parsed, registry=ref_registry)
-        return cls(parsed)
+        resources = [parsed] + ([ref_registry[uri].contents for uri in ref_registry] if ref_registry is not None else [])
+        if uses_keywords(resources, ("unevaluatedProperties", "patternProperties")):
+            # jsonschema evaluates patternProperties for unevaluatedProperties with Python's ``re``
+            # directly (no keyword to bound): refuse instead of risking an unbounded match
+            raise SchemaMismatchError(
+                "the schema needs the Python validator and combines unevaluatedProperties with "
+                "patternProperties, whose regexes it cannot run within serdes.regex.timeout"
+            )
+        precompile_patterns(resources)
+
+        cls = bounded_validator_class(validator_for(parsed))
+        # always a registry of our own: without one, jsonschema fetches remote $refs itself
+        registry = guarded_registry(ref_registry, limits.allow_remote_refs)
+        return _BoundedPython(cls(parsed, registry=registry), limits.regex_timeout)
 
     return build
 
 
-def compile_validator(parsed: Any, ref_registry: Any = None, backend: Optional[str] = None) -> CompiledValidator:
+_DRAFT_CLASSES = {
+    jsonschema_rs.Draft4: jsonschema_rs.Draft4Validator,
+    jsonschema_rs.Draft6: jsonschema_rs.Draft6Validator,
+    jsonschema_rs.Draft7: jsonschema_rs.Draft7Validator,
+    jsonschema_rs.Draft201909: jsonschema_rs.Draft201909Validator,
+    jsonschema_rs.Draft202012: jsonschema_rs.Draft202012Validator,
+}
+
+
+def compile_validator(
+    parsed: Any, ref_registry: Any = None, backend: Optional[str] = None, limits: Limits = DEFAULT_LIMITS
+) -> CompiledValidator:
     """Compile ``parsed`` (a JSON Schema dict/bool) with its references.
 
     Args:
         parsed: the schema.
-        ref_registry: confluent-kafka's ``referencing.Registry`` of the schema's named references.
+        ref_registry: a ``referencing.Registry`` of the schema's named references (confluent-kafka's
+            or :func:`serdes.json._refs.resolve_references`'); only its resources are used.
         backend: ``None`` (jsonschema-rs, else jsonschema), ``"jsonschema-rs"`` or ``"jsonschema"``.
+        limits: ``max_depth`` (values under a recursive schema), ``regex_timeout`` (the Python
+            fallback's patterns), ``allow_remote_refs`` (``$ref`` outside schema and references).
 
     Raises:
         SchemaMismatchError: the schema is not a valid JSON Schema (confluent-kafka raises
-            ``jsonschema.SchemaError`` there).
+            ``jsonschema.SchemaError`` there), or a ``$ref`` points outside it and its references
+            (unless remote references are allowed).
     """
     import jsonschema
     from jsonschema.validators import validator_for
 
-    py_factory = _python_factory(parsed, ref_registry)
+    py_factory = _python_factory(parsed, ref_registry, limits)
+    retriever = remote_retriever(limits.allow_remote_refs)
+    refused: List[SchemaMismatchError] = []  # jsonschema-rs wraps what its retriever raises
+
+    def retrieve(uri: str) -> Any:
+        try:
+            return retriever(uri)
+        except SchemaMismatchError as e:
+            refused.append(e)
+            raise
+
+    references = {uri: ref_registry[uri].contents for uri in ref_registry} if ref_registry is not None else {}
+    max_depth = limits.max_depth if schema_needs_depth_check(parsed, references, limits.max_depth) else None
     rs = None
     if backend in (None, "jsonschema-rs"):
         try:
-            rs = jsonschema_rs.validator_for(parsed, registry=_rs_registry(ref_registry, parsed), validate_formats=False)
-        except Exception as e:  # noqa: BLE001 - any failure means "use confluent-kafka's validator"
+            cls = _DRAFT_CLASSES[_root_draft(parsed)]
+            rs = cls(parsed, registry=_rs_registry(ref_registry, parsed, retrieve), retriever=retrieve, validate_formats=False)
+        except SchemaMismatchError:
+            raise
+        except Exception as e:  # noqa: BLE001 - any other failure means "use the Python validator"
+            if refused:
+                raise refused[0] from None
             if backend == "jsonschema-rs":
                 raise SchemaMismatchError(f"jsonschema-rs cannot compile the schema: {_shorten(str(e))}") from e
             log.debug("jsonschema-rs cannot compile a schema, using jsonschema: %s", e)
@@ -207,4 +336,6 @@ def compile_validator(parsed: Any, ref_registry: Any = None, backend: Optional[s
             validator_for(parsed).check_schema(parsed)
         except jsonschema.SchemaError as e:
             raise SchemaMismatchError(f"not a valid JSON Schema: {_shorten(e.message)}") from e
-    return CompiledValidator(rs, py_factory)
+        except RecursionError:  # a pattern (its format: regex check) or a schema nested too deeply
+            raise SchemaMismatchError("not a valid JSON Schema: nested too deeply to check") from None
+    return CompiledValidator(rs, py_factory, max_depth)

@@ -24,12 +24,17 @@ from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
 from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError, SerdesError, TruncatedFrameError
+from .._limits import split_limits_conf
 from .._serde import Decoder, FastDeserializer, _payload_error
 from .._wire import Frame, frame_prefix, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
 from ._schemas import build_pool, fetch_schema, first_message_name, message_at
 from ._todict import dict_converter
 
 __all__ = ["ProtobufDeserializer"]
+
+# The protobuf runtime (upb and pure Python alike) refuses messages nested deeper than 100 levels
+# with a bare "Error parsing message"; say so, since that is Limits.max_depth's Protobuf bound.
+_PARSE_HINT = "malformed, or nested deeper than the protobuf runtime's recursion limit of 100"
 
 _OUTPUTS = ("message", "dict")
 
@@ -92,6 +97,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                     raise ValueError(f"message {message_name!r} is not in descriptor_set") from None
         if message_name is not None and descriptor_set is None:
             raise ValueError("message_name needs descriptor_set")
+        conf, self._limits = split_limits_conf(conf)  # serdes.* keys (docs/security.md)
         # confluent-kafka's constructor insists on a message type: give it a placeholder in dynamic
         # mode (its conf checks, subject strategy and rule setup still run as usual).
         super().__init__(
@@ -127,7 +133,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                     return parse(data[6:])
                 except DecodeError as e:
                     raise CorruptPayloadError(
-                        f"Protobuf payload of {len(data)} bytes does not parse: {e}",
+                        f"Protobuf payload of {len(data)} bytes does not parse ({_PARSE_HINT}): {e}",
                         RecordLocation.from_ctx(ctx),
                         int.from_bytes(data[1:5], "big"),
                     ) from e
@@ -178,7 +184,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
     def _dynamic_class(self, frame: Frame) -> Any:
         writer = fetch_schema(self._registry, frame.schema_id)
-        _, fd, _ = build_pool(self._registry, writer, schema_id=frame.schema_id)
+        _, fd, _ = build_pool(self._registry, writer, schema_id=frame.schema_id, limits=self._limits)
         return GetMessageClass(self._resolve_desc(message_at(fd, frame.message_indexes or [0])))
 
     def _convert_out(self, msg: Any) -> Any:
@@ -216,14 +222,14 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         schema_id = frame.schema_id
         fd = None
         try:
-            _, fd, _ = build_pool(self._registry, writer, loc, schema_id)
+            _, fd, _ = build_pool(self._registry, writer, loc, schema_id, self._limits)
         except SchemaMismatchError:
             if self._dynamic:
                 raise
             # Generated mode decodes with the user's class regardless; index checks are best-effort.
         reader_fd = None
         if reader is not None and self._dynamic:
-            _, reader_fd, _ = build_pool(self._registry, reader, loc, schema_id)
+            _, reader_fd, _ = build_pool(self._registry, reader, loc, schema_id, self._limits)
 
         converters: Dict[Any, Callable[[Any], Any]] = {}
         as_dict = self._output == "dict"
@@ -273,7 +279,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
         def corrupt(e: Exception, data: Any, where: str, ctx: Optional[SerializationContext]) -> SerdesError:
             return CorruptPayloadError(
-                f"Protobuf payload of {len(data)} bytes {where} does not parse: {e}", RecordLocation.from_ctx(ctx), schema_id
+                f"Protobuf payload of {len(data)} bytes {where} does not parse ({_PARSE_HINT}): {e}", RecordLocation.from_ctx(ctx), schema_id
             )
 
         if frame.offset == 0:

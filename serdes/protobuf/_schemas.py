@@ -39,8 +39,10 @@ from .._errors import (
     SchemaMismatchError,
     UnknownSchemaError,
 )
-from .._registry import checked_schema, registry_call
+from .._limits import DEFAULT_LIMITS, Limits
+from .._registry import TRANSPORT_ERRORS, checked_schema, registry_call
 from .._wire import SchemaRef
+from ._names import check_import_name
 
 __all__ = [
     "schema_to_file_proto",
@@ -192,24 +194,45 @@ def build_pool(
     schema: Schema,
     location: Optional[RecordLocation] = None,
     schema_id: Any = None,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Tuple[descriptor_pool.DescriptorPool, FileDescriptor, FileDescriptorProto]:
-    """A private pool holding ``schema`` and everything it imports; returns ``(pool, file, proto)``."""
-    protos: Dict[str, FileDescriptorProto] = {}
+    """A private pool holding ``schema`` and everything it imports; returns ``(pool, file, proto)``.
 
-    def collect(s: Schema, visiting: Set[str]) -> None:
+    Reference names are checked (:func:`~serdes.protobuf._names.check_import_name`) before use;
+    the reference graph may be at most ``limits.max_schema_depth`` deep and pull at most
+    ``limits.max_references`` schemas from the registry (a cycle is followed once).
+    """
+    protos: Dict[str, FileDescriptorProto] = {}
+    fetched = 0
+
+    def collect(s: Schema, visiting: Set[str], depth: int) -> None:
+        nonlocal fetched
         for ref in s.references or []:
+            check_import_name(ref.name, "schema reference", location, schema_id)
             if ref.name in protos or ref.name in visiting:
                 continue
             if is_builtin(ref.name) and _in_default_pool(ref.name):
                 continue
+            if depth >= limits.max_schema_depth:
+                raise SchemaMismatchError(
+                    f"schema reference {ref.name!r} is nested deeper than serdes.max.schema.depth={limits.max_schema_depth}",
+                    location, schema_id,
+                )
+            fetched += 1
+            if fetched > limits.max_references:
+                raise SchemaMismatchError(
+                    f"schema reference {ref.name!r}: the schema pulls more than serdes.max.references="
+                    f"{limits.max_references} references from the registry",
+                    location, schema_id,
+                )
             visiting.add(ref.name)
             if registry is None:
                 raise SchemaMismatchError(f"schema references {ref.name!r} but there is no registry client", location, schema_id)
             registered = fetch_version(registry, ref.subject, ref.version, location)
-            collect(registered.schema, visiting)
+            collect(registered.schema, visiting, depth + 1)
             protos[ref.name] = _parse(ref.name, registered.schema.schema_str, location, schema_id, protos)
 
-    collect(schema, set())
+    collect(schema, set(), 0)
     root = _parse(None, schema.schema_str, location, schema_id, protos)
     if root.name in protos:
         root.name = "default.proto"

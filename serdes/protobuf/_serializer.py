@@ -11,6 +11,7 @@ from google.protobuf.message import EncodeError
 
 from .._errors import RecordLocation, ValidationError
 from .._registry import registry_call
+from .._limits import split_limits_args
 from .._serde import Encoder, FastSerializer
 
 __all__ = ["ProtobufSerializer", "WrongMessageTypeError"]
@@ -38,6 +39,8 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
     _value_errors = FastSerializer._value_errors + (EncodeError,)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it
+        args, kwargs, self._limits = split_limits_args(args, kwargs, 2)
         super().__init__(*args, **kwargs)
         self._init_fast()
 

@@ -11,11 +11,10 @@ from confluent_kafka.serialization import SerializationContext
 from fastavro import schemaless_reader
 
 from .._errors import CorruptPayloadError, SchemaMismatchError, SerdesError
-from .._limits import DEFAULT_LIMITS, Limits
+from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Decoder, FastDeserializer
 from .._wire import Frame
 from ._codegen import Unsupported, _is_raw_bytes, compile_decoder, compile_validator
-from .._limits import split_limits_args
 
 __all__ = ["AvroDeserializer"]
 

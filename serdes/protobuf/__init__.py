@@ -2,14 +2,57 @@
 
 ``ProtobufDeserializer(None, conf, client)`` decodes without generated classes: the message class
 is built from the writer schema in the registry (see :mod:`serdes.protobuf._schemas`).
+
+Every public name of confluent-kafka's module is here too: the asyncio classes, the builders and
+confluent-kafka's own helpers (re-exported as they are).
 """
 
 from typing import Any
 
+from confluent_kafka.schema_registry.protobuf import (  # noqa: F401 - re-exported helpers
+    decimal_to_protobuf,
+    get_inline_tags,
+    get_type,
+    is_map_field,
+    protobuf_to_decimal,
+    protobuf_to_variant,
+    transform,
+    validate_message,
+    variant_to_protobuf,
+)
+
+from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
+from ._builders import (
+    AsyncProtobufDeserializerBuilder,
+    AsyncProtobufSerializerBuilder,
+    ProtobufDeserializerBuilder,
+    ProtobufSerializerBuilder,
+)
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer, WrongMessageTypeError
 
-__all__ = ["ProtobufSerializer", "ProtobufDeserializer", "WrongMessageTypeError", "check_compatibility", "CompatibilityResult"]
+__all__ = [
+    "ProtobufSerializer",
+    "ProtobufDeserializer",
+    "AsyncProtobufSerializer",
+    "AsyncProtobufDeserializer",
+    "ProtobufSerializerBuilder",
+    "ProtobufDeserializerBuilder",
+    "AsyncProtobufSerializerBuilder",
+    "AsyncProtobufDeserializerBuilder",
+    "WrongMessageTypeError",
+    "check_compatibility",
+    "CompatibilityResult",
+    "decimal_to_protobuf",
+    "get_inline_tags",
+    "get_type",
+    "is_map_field",
+    "protobuf_to_decimal",
+    "protobuf_to_variant",
+    "transform",
+    "validate_message",
+    "variant_to_protobuf",
+]
 
 _COMPAT_NAMES = ("check_compatibility", "CompatibilityResult")
 

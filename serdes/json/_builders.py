@@ -1,0 +1,56 @@
+"""JSON Schema builders (sync and async) with confluent-kafka's names, arguments and setters."""
+
+from __future__ import annotations
+
+from typing import Any, Coroutine, Dict, Tuple
+
+from confluent_kafka.schema_registry import json_schema as _c
+
+from .._builders import async_build_with, build_with
+from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
+from ._deserializer import JSONDeserializer
+from ._serializer import JSONSerializer
+
+__all__ = ["JSONSerializerBuilder", "JSONDeserializerBuilder", "AsyncJSONSerializerBuilder", "AsyncJSONDeserializerBuilder"]
+
+
+class JSONSerializerBuilder(_c.JSONSerializerBuilder):
+    """confluent-kafka's ``JSONSerializerBuilder``; ``build`` gives a :class:`serdes.json.JSONSerializer`."""
+
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONSerializer, Dict[str, Any]]:  # type: ignore[override]
+        return build_with(self, lambda client: JSONSerializer(
+            self._schema_str, client, self._to_dict, self._serializer_conf, self._rule_conf, self._rule_registry,
+            self._json_encode,
+        ), self._serializer_init, conf)
+
+
+class JSONDeserializerBuilder(_c.JSONDeserializerBuilder):
+    """confluent-kafka's ``JSONDeserializerBuilder``; ``build`` gives a :class:`serdes.json.JSONDeserializer`."""
+
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONDeserializer, Dict[str, Any]]:  # type: ignore[override]
+        return build_with(self, lambda client: JSONDeserializer(
+            self._schema_str, self._from_dict, client, self._deserializer_conf, self._rule_conf, self._rule_registry,
+            self._json_decode,
+        ), self._deserializer_init, conf)
+
+
+class AsyncJSONSerializerBuilder(_c.AsyncJSONSerializerBuilder):
+    """confluent-kafka's ``AsyncJSONSerializerBuilder``; ``await build(...)`` gives a
+    :class:`serdes.json.AsyncJSONSerializer`."""
+
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncJSONSerializer, Dict[str, Any]]]:  # type: ignore[override]
+        return async_build_with(self, lambda client: AsyncJSONSerializer(
+            self._schema_str, client, self._to_dict, self._serializer_conf, self._rule_conf, self._rule_registry,
+            self._json_encode,
+        ), self._serializer_init, conf)
+
+
+class AsyncJSONDeserializerBuilder(_c.AsyncJSONDeserializerBuilder):
+    """confluent-kafka's ``AsyncJSONDeserializerBuilder``; ``await build(...)`` gives a
+    :class:`serdes.json.AsyncJSONDeserializer`."""
+
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncJSONDeserializer, Dict[str, Any]]]:  # type: ignore[override]
+        return async_build_with(self, lambda client: AsyncJSONDeserializer(
+            self._schema_str, self._from_dict, client, self._deserializer_conf, self._rule_conf, self._rule_registry,
+            self._json_decode,
+        ), self._deserializer_init, conf)

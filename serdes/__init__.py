@@ -3,7 +3,9 @@
 The format packages are :mod:`serdes.avro`, :mod:`serdes.protobuf` and :mod:`serdes.json`; each
 offers a serializer and a deserializer that take the same constructor arguments and the same
 ``(data, ctx)`` call as their ``confluent_kafka.schema_registry`` namesakes. PyFlink integration
-lives in :mod:`serdes.flink` (install ``serdes[flink]``).
+lives in :mod:`serdes.flink` (install ``serdes[flink]``). :class:`DeserializingConsumer` (and its
+asyncio form) is confluent-kafka's consumer with a ``consume(num_messages, timeout)`` that decodes
+the batch and returns undecodable records with their typed error instead of raising.
 """
 
 from ._errors import (
@@ -18,6 +20,7 @@ from ._errors import (
     UnknownSchemaError,
     ValidationError,
 )
+from ._consumer import AsyncDeserializingConsumer, DeserializationKafkaError, DeserializingConsumer, UndecodableMessage
 from ._wire import Frame, decode_message_indexes, encode_message_indexes, frame_prefix, parse_frame
 
 __version__ = "0.1.0"
@@ -33,6 +36,10 @@ __all__ = [
     "CorruptPayloadError",
     "ValidationError",
     "RecordLocation",
+    "DeserializingConsumer",
+    "AsyncDeserializingConsumer",
+    "UndecodableMessage",
+    "DeserializationKafkaError",
     "Frame",
     "parse_frame",
     "frame_prefix",

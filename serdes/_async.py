@@ -71,14 +71,23 @@ class AsyncRegistryView:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self.client, name)
-        if not inspect.iscoroutinefunction(attr):
+        if not callable(attr):
             return attr
+        coroutine_function = inspect.iscoroutinefunction(attr)
         answers = self._answers
 
         def answered(*args: Any, **kwargs: Any) -> Any:
             key = (name, repr((args, sorted(kwargs.items()))))
             found = answers.get(key)
             if found is None:
+                if not coroutine_function:
+                    # a plain method (config(), ...) or a wrapper around a coroutine method: only
+                    # an awaitable result needs the driver
+                    out = attr(*args, **kwargs)
+                    if not inspect.isawaitable(out):
+                        return out
+                    if inspect.iscoroutine(out):
+                        out.close()
                 raise _NeedsRegistry(key, name, args, kwargs)
             ok, value = found
             if ok:
@@ -89,7 +98,9 @@ class AsyncRegistryView:
 
     async def _fetch(self, need: _NeedsRegistry) -> None:
         try:
-            value = await getattr(self.client, need.name)(*need.call_args, **need.call_kwargs)
+            value = getattr(self.client, need.name)(*need.call_args, **need.call_kwargs)
+            if inspect.isawaitable(value):
+                value = await value
         except Exception as e:  # replayed to the engine, which types it as the sync path does
             self._answers[need.key] = (False, e)
         else:

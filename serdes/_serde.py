@@ -277,6 +277,8 @@ class FastSerializer:
             else "header" if sid_ser is header_schema_id_serializer
             else "custom"
         )
+        # schemas confluent-kafka's first-record call resolved to write with, by id and GUID
+        self._resolved_schemas: Dict[Any, Schema] = {}
 
     # -- to implement -----------------------------------------------------------------------------
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:  # pragma: no cover
@@ -315,6 +317,24 @@ class FastSerializer:
         return [call(o, ctx) for o in objs]
 
     # -- slow path --------------------------------------------------------------------------------
+    def _get_reader_schema(self, subject: str, fmt: Optional[str] = None) -> Any:
+        """confluent-kafka's lookup of the schema it writes with (``use.latest.version``,
+        ``use.latest.with.metadata``, ``use.schema.id``), remembered so that :meth:`_first` does not
+        ask the registry for the same schema again."""
+        registered = super()._get_reader_schema(subject, fmt)  # type: ignore[misc]
+        if registered is not None:
+            self._resolved_schemas[registered.schema_id] = registered.schema
+            if getattr(registered, "guid", None):
+                self._resolved_schemas[registered.guid] = registered.schema
+        return registered
+
+    def _written_schema(self, schema_id: Any, loc: RecordLocation) -> Schema:
+        """The registry schema a first record was written with: as confluent-kafka resolved it, else fetched."""
+        schema = self._resolved_schemas.get(schema_id if isinstance(schema_id, int) else str(schema_id))
+        if schema is not None:
+            return schema
+        return fetch_writer_schema(self._registry, schema_id, location=loc)  # type: ignore[attr-defined]
+
     def _uses_rules(self) -> bool:
         return getattr(self, "_validation_rules_execution", "DISABLED") not in ("DISABLED", None)
 
@@ -336,7 +356,7 @@ class FastSerializer:
         written_with = None
         if getattr(self, "_use_latest_version", False) or getattr(self, "_use_latest_with_metadata", None) \
                 or getattr(self, "_use_schema_id", None) is not None:
-            written_with = fetch_writer_schema(self._registry, frame.schema_id, location=loc)  # type: ignore[attr-defined]
+            written_with = self._written_schema(frame.schema_id, loc)
             if has_rules(written_with):
                 self._remember(ctx, key, self._confluent_call)
                 return out

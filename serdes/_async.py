@@ -48,12 +48,10 @@ class _NeedsRegistry(BaseException):
     ``Exception`` to type errors, and this is not an error, it is a request to suspend.
     """
 
-    def __init__(self, key: Tuple[str, str], name: str, args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> None:
-        super().__init__(name)
+    def __init__(self, key: Tuple[str, str], call: Callable[[], Any]) -> None:
+        super().__init__(key[0])
         self.key = key
-        self.name = name
-        self.call_args = args
-        self.call_kwargs = kwargs
+        self.call = call  # returns the awaitable (or value) the driver waits for
 
 
 class AsyncRegistryView:
@@ -88,23 +86,34 @@ class AsyncRegistryView:
                         return out
                     if inspect.iscoroutine(out):
                         out.close()
-                raise _NeedsRegistry(key, name, args, kwargs)
-            ok, value = found
-            if ok:
-                return value
-            raise value
+                raise _NeedsRegistry(key, lambda: getattr(self.client, name)(*args, **kwargs))
+            return _replay(found)
 
         return answered
 
+    def answer(self, key: Tuple[str, str], call: Callable[[], Any]) -> Any:
+        """The answer of an awaitable ``call`` (e.g. a cluster-id resolver), once the driver has it."""
+        found = self._answers.get(key)
+        if found is None:
+            raise _NeedsRegistry(key, call)
+        return _replay(found)
+
     async def _fetch(self, need: _NeedsRegistry) -> None:
         try:
-            value = getattr(self.client, need.name)(*need.call_args, **need.call_kwargs)
+            value = need.call()
             if inspect.isawaitable(value):
                 value = await value
         except Exception as e:  # replayed to the engine, which types it as the sync path does
             self._answers[need.key] = (False, e)
         else:
             self._answers[need.key] = (True, value)
+
+
+def _replay(found: Tuple[bool, Any]) -> Any:
+    ok, value = found
+    if ok:
+        return value
+    raise value
 
 
 async def resolve(view: Optional[AsyncRegistryView], step: Callable[..., T], *args: Any) -> T:
@@ -169,6 +178,14 @@ class AsyncSerdeMixin:
         if "schema_registry_client" in engine_kwargs or client is not None:
             engine_kwargs["schema_registry_client"] = self._view
         self._engine = await resolve(self._view, lambda: self._engine_class(**engine_kwargs))
+
+    def set_async_cluster_id_resolver(self, resolver: Callable[[], Any]) -> None:
+        """As confluent-kafka's (``AsyncDeserializingConsumer`` / ``AsyncSerializingProducer`` call
+        it): the associated subject name strategy's cluster id, for the engine's strategy too."""
+        super().set_async_cluster_id_resolver(resolver)  # type: ignore[misc]
+        view = self._view
+        if view is not None:
+            self._engine.set_cluster_id_resolver(lambda: view.answer(("<cluster id>", ""), resolver))
 
     def _confluent_kwargs(self, kwargs: Dict[str, Any]) -> Dict[str, Any]:
         """Arguments for confluent-kafka's async constructor (a hook for placeholders)."""

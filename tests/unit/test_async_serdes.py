@@ -162,3 +162,21 @@ async def test_async_builders_build_serdes_classes() -> None:
     # a builder-made client (from schema_registry_config) is owned and closed with the serde
     owned, _ = await s_avro.AsyncAvroDeserializerBuilder(schema_registry_config={"url": "mock://owned"}).build({}, False)
     await owned.aclose()
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("impl", ["confluent", "serdes"])
+async def test_async_cluster_id_resolver_reaches_the_associated_strategy(impl: str) -> None:
+    # the default subject name strategy (ASSOCIATED) asks for the cluster id on its first lookup
+    client = aclient()
+    ser, de = await _serdes("avro", client, impl)
+    asked: list = []
+
+    async def cluster_id() -> str:
+        asked.append(1)
+        return "cluster-1"
+
+    ser.set_async_cluster_id_resolver(cluster_id)
+    data = await ser({"a": 1, "b": "x"}, CTX)
+    assert asked, f"{impl}: the resolver was not awaited"
+    assert await de(data, CTX) == {"a": 1, "b": "x"}

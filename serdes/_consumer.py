@@ -23,7 +23,8 @@ that only the failing records carry errors.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Sequence, Tuple
+import inspect
+from typing import Any, Callable, Generator, List, Optional, Sequence, Tuple
 
 from confluent_kafka import DeserializingConsumer as _ConfluentDeserializingConsumer
 from confluent_kafka import KafkaError
@@ -144,7 +145,14 @@ class DeserializingConsumer(_ConfluentDeserializingConsumer):
         return _decode_batch(msgs, self._key_deserializer, self._value_deserializer)
 
 
-def _decode_batch(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any]:
+# One decoding plan for both consumers: a generator that yields each deserializer call as
+# ``(fn, args)`` and is sent back ``(True, result)`` or ``(False, exception)``; the sync consumer
+# calls, the asyncio one also awaits what a call returns. The plan itself never blocks.
+Call = Tuple[Callable[..., Any], Tuple[Any, ...]]
+Plan = Generator[Call, Tuple[bool, Any], List[Any]]
+
+
+def _plan(msgs: List[Any], key_deser: Any, value_deser: Any) -> Plan:
     failed: List[Optional[DeserializationKafkaError]] = [None] * len(msgs)
     keys: List[Any] = [m.key() if m.error() is None else None for m in msgs]
     values: List[Any] = [m.value() if m.error() is None else None for m in msgs]
@@ -153,10 +161,11 @@ def _decode_batch(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any
         for i, m in enumerate(msgs):
             if m.error() is not None:
                 continue
-            try:
-                keys[i] = key_deser(m.key(), SerializationContext(m.topic(), MessageField.KEY, m.headers()))
-            except Exception as e:
-                failed[i] = _failure(KafkaError._KEY_DESERIALIZATION, e, m)
+            ok, out = yield key_deser, (m.key(), SerializationContext(m.topic(), MessageField.KEY, m.headers()))
+            if ok:
+                keys[i] = out
+            else:
+                failed[i] = _failure(KafkaError._KEY_DESERIALIZATION, out, m)
     if value_deser is not None:
         done = [False] * len(msgs)
         batch = getattr(value_deser, "deserialize_batch", None)
@@ -164,10 +173,9 @@ def _decode_batch(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any
             for start, end in _runs(msgs):
                 if any(failed[i] is not None for i in range(start, end)):
                     continue
-                try:
-                    out = batch([m.value() for m in msgs[start:end]],
-                                SerializationContext(msgs[start].topic(), MessageField.VALUE, None))
-                except Exception:
+                ok, out = yield batch, ([m.value() for m in msgs[start:end]],
+                                        SerializationContext(msgs[start].topic(), MessageField.VALUE, None))
+                if not ok:
                     continue  # decoded record by record below, so only the bad records fail
                 values[start:end] = out
                 for i in range(start, end):
@@ -175,11 +183,43 @@ def _decode_batch(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any
         for i, m in enumerate(msgs):
             if done[i] or failed[i] is not None or m.error() is not None:
                 continue
-            try:
-                values[i] = value_deser(m.value(), SerializationContext(m.topic(), MessageField.VALUE, m.headers()))
-            except Exception as e:
-                failed[i] = _failure(KafkaError._VALUE_DESERIALIZATION, e, m)
+            ok, out = yield value_deser, (m.value(), SerializationContext(m.topic(), MessageField.VALUE, m.headers()))
+            if ok:
+                values[i] = out
+            else:
+                failed[i] = _failure(KafkaError._VALUE_DESERIALIZATION, out, m)
     return _assemble(msgs, keys, values, failed)
+
+
+def _decode_batch(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any]:
+    plan = _plan(msgs, key_deser, value_deser)
+    try:
+        fn, args = next(plan)
+        while True:
+            try:
+                reply: Tuple[bool, Any] = (True, fn(*args))
+            except Exception as e:
+                reply = (False, e)
+            fn, args = plan.send(reply)
+    except StopIteration as stop:
+        return stop.value
+
+
+async def _decode_batch_async(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any]:
+    plan = _plan(msgs, key_deser, value_deser)
+    try:
+        fn, args = next(plan)
+        while True:
+            try:
+                out = fn(*args)
+                if inspect.isawaitable(out):
+                    out = await out
+                reply: Tuple[bool, Any] = (True, out)
+            except Exception as e:
+                reply = (False, e)
+            fn, args = plan.send(reply)
+    except StopIteration as stop:
+        return stop.value
 
 
 def _assemble(msgs: List[Any], keys: List[Any], values: List[Any], failed: List[Any]) -> List[Any]:
@@ -203,12 +243,6 @@ except ImportError:  # pragma: no cover - confluent-kafka without asyncio suppor
     _ConfluentAsyncDeserializingConsumer = None  # type: ignore[assignment,misc]
 
 
-async def _maybe_await(value: Any) -> Any:
-    if hasattr(value, "__await__"):
-        return await value
-    return value
-
-
 if _ConfluentAsyncDeserializingConsumer is not None:
 
     class AsyncDeserializingConsumer(_ConfluentAsyncDeserializingConsumer):  # type: ignore[no-redef]
@@ -221,41 +255,4 @@ if _ConfluentAsyncDeserializingConsumer is not None:
         async def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:  # type: ignore[override]
             """Consume up to ``num_messages`` and decode them; a record that fails carries its error."""
             msgs = await _AIOConsumer.consume(self, num_messages, timeout)
-            key_deser, value_deser = self._key_deserializer, self._value_deserializer
-            failed: List[Optional[DeserializationKafkaError]] = [None] * len(msgs)
-            keys: List[Any] = [m.key() if m.error() is None else None for m in msgs]
-            values: List[Any] = [m.value() if m.error() is None else None for m in msgs]
-            if key_deser is not None:
-                for i, m in enumerate(msgs):
-                    if m.error() is not None:
-                        continue
-                    try:
-                        keys[i] = await _maybe_await(
-                            key_deser(m.key(), SerializationContext(m.topic(), MessageField.KEY, m.headers())))
-                    except Exception as e:
-                        failed[i] = _failure(KafkaError._KEY_DESERIALIZATION, e, m)
-            if value_deser is not None:
-                done = [False] * len(msgs)
-                batch = getattr(value_deser, "deserialize_batch", None)
-                if batch is not None:
-                    for start, end in _runs(msgs):
-                        if any(failed[i] is not None for i in range(start, end)):
-                            continue
-                        try:
-                            out = await _maybe_await(batch(
-                                [m.value() for m in msgs[start:end]],
-                                SerializationContext(msgs[start].topic(), MessageField.VALUE, None)))
-                        except Exception:
-                            continue
-                        values[start:end] = out
-                        for i in range(start, end):
-                            done[i] = True
-                for i, m in enumerate(msgs):
-                    if done[i] or failed[i] is not None or m.error() is not None:
-                        continue
-                    try:
-                        values[i] = await _maybe_await(
-                            value_deser(m.value(), SerializationContext(m.topic(), MessageField.VALUE, m.headers())))
-                    except Exception as e:
-                        failed[i] = _failure(KafkaError._VALUE_DESERIALIZATION, e, m)
-            return _assemble(msgs, keys, values, failed)
+            return await _decode_batch_async(msgs, self._key_deserializer, self._value_deserializer)

@@ -180,3 +180,19 @@ async def test_async_cluster_id_resolver_reaches_the_associated_strategy(impl: s
     data = await ser({"a": 1, "b": "x"}, CTX)
     assert asked, f"{impl}: the resolver was not awaited"
     assert await de(data, CTX) == {"a": 1, "b": "x"}
+
+
+@pytest.mark.asyncio
+async def test_async_protobuf_dynamic_and_serdes_options() -> None:
+    # serdes' keyword options (message_type=None: classes from the registry schema; output="dict")
+    client = aclient()
+    ser, _ = await _serdes("protobuf", client)
+    data = await ser(order_pb2.Order(id=7, customer="c"), CTX)
+    dynamic = await s_protobuf.AsyncProtobufDeserializer(None, {"use.deprecated.format": False}, client)
+    msg = await dynamic(data, CTX)
+    assert msg.DESCRIPTOR.full_name == "serdes.test.Order" and msg.id == 7
+    as_dict = await s_protobuf.AsyncProtobufDeserializer(order_pb2.Order, {"use.deprecated.format": False}, client,
+                                                          output="dict")
+    assert (await as_dict(data, CTX))["customer"] == "c"
+    with pytest.raises(ValueError, match="Unrecognized properties"):  # as confluent-kafka's Avro classes
+        await s_avro.AsyncAvroDeserializer(client, None, None, False, {"no.such.key": 1})

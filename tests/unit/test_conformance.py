@@ -339,3 +339,57 @@ async def test_json_to_dict_from_dict_use_latest(mode: str) -> None:
         return [await call(de, await call(ser, f"n{i}", VALUE), VALUE) for i in range(2)]
 
     assert await same(scenario, mode) == ["n0", "n1"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("conf", [{"use.latest.version": True}, {"subject.name.strategy.type": "RECORD"},
+                                  {"schema.id.serializer": header_schema_id_serializer}])
+async def test_protobuf_conf_forms(mode: str, conf: Dict[str, Any]) -> None:
+    async def scenario(env: Env) -> Any:
+        if "use.latest.version" in conf:
+            primer = await env.make("protobuf", "ProtobufSerializer", order_pb2.Order, env.client,
+                                    {"use.deprecated.format": False, "subject.name.strategy.type": "TOPIC"})
+            await call(primer, order_pb2.Order(id=99), VALUE)
+            ser_conf = dict(conf, **{"auto.register.schemas": False, "subject.name.strategy.type": "TOPIC"})
+            de_conf = dict(conf, **{"subject.name.strategy.type": "TOPIC"})
+        elif "schema.id.serializer" in conf:
+            ser_conf, de_conf = dict(conf), {}
+        else:
+            ser_conf, de_conf = dict(conf), dict(conf)
+        ser = await env.make("protobuf", "ProtobufSerializer", order_pb2.Order, env.client,
+                             dict(ser_conf, **{"use.deprecated.format": False}))
+        de = await env.make("protobuf", "ProtobufDeserializer", order_pb2.Order,
+                            dict(de_conf, **{"use.deprecated.format": False}), env.client)
+        out = []
+        for i in range(2):
+            headers: list = []
+            out.append((await call(ser, order_pb2.Order(id=i, customer="c"), _ctx(headers)),
+                        [name for name, _ in headers], headers))
+        decoded = [await call(de, p, _ctx(h)) for p, _, h in out]
+        return [(p, names) for p, names, _ in out], decoded, sorted(await env.reg("get_subjects"))
+
+    _, decoded, subjects = await same(scenario, mode)
+    assert [m.id for m in decoded] == [0, 1]
+    if conf.get("subject.name.strategy.type") == "RECORD":
+        assert "serdes.test.Order" in subjects
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("conf", [{"normalize.schemas": True}, {"subject.name.strategy.type": "RECORD"},
+                                  {"use.schema.id": 1, "auto.register.schemas": False}])
+async def test_json_conf_forms(mode: str, conf: Dict[str, Any]) -> None:
+    async def scenario(env: Env) -> Any:
+        if "use.schema.id" in conf:
+            await env.reg("register_schema", "users-value", Schema(JSON, "JSON"))
+        ser = await env.make("json", "JSONSerializer", JSON.replace(",", ", "), env.client, None, conf)
+        de = await env.make("json", "JSONDeserializer", None, None, env.client,
+                            {k: v for k, v in conf.items() if k.startswith("subject.name")})
+        out = [await call(ser, {"name": "n", "age": i}, VALUE) for i in range(2)]
+        return out, [await call(de, o, VALUE) for o in out], sorted(await env.reg("get_subjects"))
+
+    out, decoded, subjects = await same(scenario, mode)
+    assert decoded == [{"name": "n", "age": 0}, {"name": "n", "age": 1}]
+    if "subject.name.strategy.type" in conf:
+        assert subjects == ["User"]

@@ -20,7 +20,12 @@ from ._errors import (
     UnknownSchemaError,
     ValidationError,
 )
-from ._consumer import AsyncDeserializingConsumer, DeserializationKafkaError, DeserializingConsumer, UndecodableMessage
+from ._consumer import DeserializationKafkaError, DeserializingConsumer, UndecodableMessage
+
+try:  # confluent_kafka.aio.AsyncDeserializingConsumer: confluent-kafka >= 2.16
+    from ._consumer import AsyncDeserializingConsumer
+except ImportError:  # pragma: no cover - older confluent-kafka
+    pass
 from ._wire import Frame, decode_message_indexes, encode_message_indexes, frame_prefix, parse_frame
 
 __version__ = "0.1.0"
@@ -46,3 +51,5 @@ __all__ = [
     "encode_message_indexes",
     "decode_message_indexes",
 ]
+
+__all__ = [n for n in __all__ if n in globals()]

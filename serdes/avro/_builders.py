@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Coroutine, Dict, Tuple
 
-from confluent_kafka.schema_registry import avro as _c
+# confluent-kafka >= 2.16 (an ImportError before: the format package then has no builders, as there)
+from confluent_kafka.schema_registry.avro import (  # noqa: I001
+    AvroSerializerBuilder as _ConfluentAvroSerializerBuilder,
+    AvroDeserializerBuilder as _ConfluentAvroDeserializerBuilder,
+    AsyncAvroSerializerBuilder as _ConfluentAsyncAvroSerializerBuilder,
+    AsyncAvroDeserializerBuilder as _ConfluentAsyncAvroDeserializerBuilder,
+)
 
 from .._builders import async_build_with, build_with
 from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
@@ -14,7 +20,7 @@ from ._serializer import AvroSerializer
 __all__ = ["AvroSerializerBuilder", "AvroDeserializerBuilder", "AsyncAvroSerializerBuilder", "AsyncAvroDeserializerBuilder"]
 
 
-class AvroSerializerBuilder(_c.AvroSerializerBuilder):
+class AvroSerializerBuilder(_ConfluentAvroSerializerBuilder):
     """confluent-kafka's ``AvroSerializerBuilder``; ``build`` gives a :class:`serdes.avro.AvroSerializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[AvroSerializer, Dict[str, Any]]:  # type: ignore[override]
@@ -23,7 +29,7 @@ class AvroSerializerBuilder(_c.AvroSerializerBuilder):
         ), self._serializer_init, conf)
 
 
-class AvroDeserializerBuilder(_c.AvroDeserializerBuilder):
+class AvroDeserializerBuilder(_ConfluentAvroDeserializerBuilder):
     """confluent-kafka's ``AvroDeserializerBuilder``; ``build`` gives a :class:`serdes.avro.AvroDeserializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[AvroDeserializer, Dict[str, Any]]:  # type: ignore[override]
@@ -33,7 +39,7 @@ class AvroDeserializerBuilder(_c.AvroDeserializerBuilder):
         ), self._deserializer_init, conf)
 
 
-class AsyncAvroSerializerBuilder(_c.AsyncAvroSerializerBuilder):
+class AsyncAvroSerializerBuilder(_ConfluentAsyncAvroSerializerBuilder):
     """confluent-kafka's ``AsyncAvroSerializerBuilder``; ``await build(...)`` gives a
     :class:`serdes.avro.AsyncAvroSerializer`."""
 
@@ -43,7 +49,7 @@ class AsyncAvroSerializerBuilder(_c.AsyncAvroSerializerBuilder):
         ), self._serializer_init, conf)
 
 
-class AsyncAvroDeserializerBuilder(_c.AsyncAvroDeserializerBuilder):
+class AsyncAvroDeserializerBuilder(_ConfluentAsyncAvroDeserializerBuilder):
     """confluent-kafka's ``AsyncAvroDeserializerBuilder``; ``await build(...)`` gives a
     :class:`serdes.avro.AsyncAvroDeserializer`."""
 

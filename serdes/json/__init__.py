@@ -7,23 +7,24 @@ Inside this package ``import json`` is still the standard library (absolute impo
 
 from __future__ import annotations
 
-from confluent_kafka.schema_registry.json_schema import (  # noqa: F401 - re-exported helpers
-    DEFAULT_SPEC,
-    JsonMessage,
-    JsonSchema,
-    get_inline_tags,
-    get_type,
-    transform,
-    validate_message,
-)
+from confluent_kafka.schema_registry import json_schema as _confluent
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_HELPERS = ('DEFAULT_SPEC', 'JsonMessage', 'JsonSchema', 'get_inline_tags', 'get_type', 'transform', 'validate_message')
+for _name in _HELPERS:
+    if hasattr(_confluent, _name):
+        globals()[_name] = getattr(_confluent, _name)
 
 from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
-from ._builders import (
-    AsyncJSONDeserializerBuilder,
-    AsyncJSONSerializerBuilder,
-    JSONDeserializerBuilder,
-    JSONSerializerBuilder,
-)
+try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
+    from ._builders import (
+        AsyncJSONDeserializerBuilder,
+        AsyncJSONSerializerBuilder,
+        JSONDeserializerBuilder,
+        JSONSerializerBuilder,
+    )
+except ImportError:  # pragma: no cover - older confluent-kafka
+    pass
 from ._deserializer import JSONDeserializer
 from ._serializer import JSONSerializer
 from ._validator import CompiledValidator, compile_validator
@@ -47,3 +48,5 @@ __all__ = [
     "transform",
     "validate_message",
 ]
+
+__all__ = [n for n in __all__ if n in globals()]

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Coroutine, Dict, Tuple
 
-from confluent_kafka.schema_registry import json_schema as _c
+# confluent-kafka >= 2.16 (an ImportError before: the format package then has no builders, as there)
+from confluent_kafka.schema_registry.json_schema import (  # noqa: I001
+    JSONSerializerBuilder as _ConfluentJSONSerializerBuilder,
+    JSONDeserializerBuilder as _ConfluentJSONDeserializerBuilder,
+    AsyncJSONSerializerBuilder as _ConfluentAsyncJSONSerializerBuilder,
+    AsyncJSONDeserializerBuilder as _ConfluentAsyncJSONDeserializerBuilder,
+)
 
 from .._builders import async_build_with, build_with
 from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
@@ -14,7 +20,7 @@ from ._serializer import JSONSerializer
 __all__ = ["JSONSerializerBuilder", "JSONDeserializerBuilder", "AsyncJSONSerializerBuilder", "AsyncJSONDeserializerBuilder"]
 
 
-class JSONSerializerBuilder(_c.JSONSerializerBuilder):
+class JSONSerializerBuilder(_ConfluentJSONSerializerBuilder):
     """confluent-kafka's ``JSONSerializerBuilder``; ``build`` gives a :class:`serdes.json.JSONSerializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONSerializer, Dict[str, Any]]:  # type: ignore[override]
@@ -24,7 +30,7 @@ class JSONSerializerBuilder(_c.JSONSerializerBuilder):
         ), self._serializer_init, conf)
 
 
-class JSONDeserializerBuilder(_c.JSONDeserializerBuilder):
+class JSONDeserializerBuilder(_ConfluentJSONDeserializerBuilder):
     """confluent-kafka's ``JSONDeserializerBuilder``; ``build`` gives a :class:`serdes.json.JSONDeserializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONDeserializer, Dict[str, Any]]:  # type: ignore[override]
@@ -34,7 +40,7 @@ class JSONDeserializerBuilder(_c.JSONDeserializerBuilder):
         ), self._deserializer_init, conf)
 
 
-class AsyncJSONSerializerBuilder(_c.AsyncJSONSerializerBuilder):
+class AsyncJSONSerializerBuilder(_ConfluentAsyncJSONSerializerBuilder):
     """confluent-kafka's ``AsyncJSONSerializerBuilder``; ``await build(...)`` gives a
     :class:`serdes.json.AsyncJSONSerializer`."""
 
@@ -45,7 +51,7 @@ class AsyncJSONSerializerBuilder(_c.AsyncJSONSerializerBuilder):
         ), self._serializer_init, conf)
 
 
-class AsyncJSONDeserializerBuilder(_c.AsyncJSONDeserializerBuilder):
+class AsyncJSONDeserializerBuilder(_ConfluentAsyncJSONDeserializerBuilder):
     """confluent-kafka's ``AsyncJSONDeserializerBuilder``; ``await build(...)`` gives a
     :class:`serdes.json.AsyncJSONDeserializer`."""
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any, Coroutine, Dict, Tuple
 
-from confluent_kafka.schema_registry import protobuf as _c
+# confluent-kafka >= 2.16 (an ImportError before: the format package then has no builders, as there)
+from confluent_kafka.schema_registry.protobuf import (  # noqa: I001
+    ProtobufSerializerBuilder as _ConfluentProtobufSerializerBuilder,
+    ProtobufDeserializerBuilder as _ConfluentProtobufDeserializerBuilder,
+    AsyncProtobufSerializerBuilder as _ConfluentAsyncProtobufSerializerBuilder,
+    AsyncProtobufDeserializerBuilder as _ConfluentAsyncProtobufDeserializerBuilder,
+)
 
 from .._builders import async_build_with, build_with
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
@@ -23,7 +29,7 @@ def _require_type(builder: Any, what: str) -> None:
         raise ValueError(f"Protobuf {what} requires a message type; call set_message_type()")
 
 
-class ProtobufSerializerBuilder(_c.ProtobufSerializerBuilder):
+class ProtobufSerializerBuilder(_ConfluentProtobufSerializerBuilder):
     """confluent-kafka's ``ProtobufSerializerBuilder``; ``build`` gives a :class:`serdes.protobuf.ProtobufSerializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufSerializer, Dict[str, Any]]:  # type: ignore[override]
@@ -33,7 +39,7 @@ class ProtobufSerializerBuilder(_c.ProtobufSerializerBuilder):
         ), self._serializer_init, conf)
 
 
-class ProtobufDeserializerBuilder(_c.ProtobufDeserializerBuilder):
+class ProtobufDeserializerBuilder(_ConfluentProtobufDeserializerBuilder):
     """confluent-kafka's ``ProtobufDeserializerBuilder``; ``build`` gives a :class:`serdes.protobuf.ProtobufDeserializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufDeserializer, Dict[str, Any]]:  # type: ignore[override]
@@ -43,7 +49,7 @@ class ProtobufDeserializerBuilder(_c.ProtobufDeserializerBuilder):
         ), self._deserializer_init, conf)
 
 
-class AsyncProtobufSerializerBuilder(_c.AsyncProtobufSerializerBuilder):
+class AsyncProtobufSerializerBuilder(_ConfluentAsyncProtobufSerializerBuilder):
     """confluent-kafka's ``AsyncProtobufSerializerBuilder``; ``await build(...)`` gives a
     :class:`serdes.protobuf.AsyncProtobufSerializer`."""
 
@@ -54,7 +60,7 @@ class AsyncProtobufSerializerBuilder(_c.AsyncProtobufSerializerBuilder):
         ), self._serializer_init, conf)
 
 
-class AsyncProtobufDeserializerBuilder(_c.AsyncProtobufDeserializerBuilder):
+class AsyncProtobufDeserializerBuilder(_ConfluentAsyncProtobufDeserializerBuilder):
     """confluent-kafka's ``AsyncProtobufDeserializerBuilder``; ``await build(...)`` gives a
     :class:`serdes.protobuf.AsyncProtobufDeserializer`."""
 

@@ -29,8 +29,10 @@ def test_every_public_name_exists(theirs: types.ModuleType, ours: types.ModuleTy
 @pytest.mark.parametrize("theirs,ours", PAIRS, ids=lambda m: m.__name__)
 def test_serde_classes_are_serdes_subclasses_of_confluents(theirs: types.ModuleType, ours: types.ModuleType) -> None:
     names = [n for n in _public(theirs) if n.endswith(SERDE_SUFFIXES) and isinstance(getattr(theirs, n), type)]
-    # 2 classes + 2 builders, sync and async: 8 per format (18 of the 24 were missing before)
-    assert len(names) == 8
+    # 2 classes + 2 builders, sync and async: 8 per format (18 of the 24 were missing before);
+    # confluent-kafka < 2.16 has no builders
+    assert len(names) == (8 if hasattr(theirs, "AvroSerializerBuilder") or hasattr(theirs, "JSONSerializerBuilder")
+                          or hasattr(theirs, "ProtobufSerializerBuilder") else 4)
     for n in names:
         cls = getattr(ours, n)
         assert cls is not getattr(theirs, n), n

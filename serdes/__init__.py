@@ -3,7 +3,9 @@
 The format packages are :mod:`serdes.avro`, :mod:`serdes.protobuf` and :mod:`serdes.json`; each
 offers a serializer and a deserializer that take the same constructor arguments and the same
 ``(data, ctx)`` call as their ``confluent_kafka.schema_registry`` namesakes. PyFlink integration
-lives in :mod:`serdes.flink` (install ``serdes[flink]``).
+lives in :mod:`serdes.flink` (install ``serdes[flink]``). :class:`DeserializingConsumer` (and its
+asyncio form) is confluent-kafka's consumer with a ``consume(num_messages, timeout)`` that decodes
+the batch and returns undecodable records with their typed error instead of raising.
 """
 
 from ._errors import (
@@ -22,6 +24,12 @@ from ._errors import (
     UnknownSchemaError,
     ValidationError,
 )
+from ._consumer import DeserializationKafkaError, DeserializingConsumer, UndecodableMessage
+
+try:  # confluent_kafka.aio.AsyncDeserializingConsumer: confluent-kafka >= 2.16
+    from ._consumer import AsyncDeserializingConsumer
+except ImportError:  # pragma: no cover - older confluent-kafka
+    pass
 from ._wire import Frame, decode_message_indexes, encode_message_indexes, frame_prefix, parse_frame
 
 __version__ = "0.1.0"
@@ -41,9 +49,15 @@ __all__ = [
     "CorruptPayloadError",
     "ValidationError",
     "RecordLocation",
+    "DeserializingConsumer",
+    "AsyncDeserializingConsumer",
+    "UndecodableMessage",
+    "DeserializationKafkaError",
     "Frame",
     "parse_frame",
     "frame_prefix",
     "encode_message_indexes",
     "decode_message_indexes",
 ]
+
+__all__ = [n for n in __all__ if n in globals()]

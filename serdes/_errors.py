@@ -208,6 +208,6 @@ class CorruptPayloadError(SerdesError):
     """The frame is valid but the payload does not decode with the writer schema."""
 
 
-class ValidationError(SerdesError):
+class ValidationError(SerdesError, ValueError):
     """A value does not conform to its schema (JSON Schema validation, or an Avro/Protobuf value
     that cannot be encoded with the schema)."""

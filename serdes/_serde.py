@@ -345,6 +345,7 @@ class FastSerializer:
             else "header" if sid_ser is header_schema_id_serializer
             else "custom"
         )
+        # schemas confluent-kafka's first-record call resolved to write with, by id and GUID
 
     # -- to implement -----------------------------------------------------------------------------
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:  # pragma: no cover

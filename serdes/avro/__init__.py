@@ -1,6 +1,47 @@
-"""Avro serializer and deserializer, drop-in for ``confluent_kafka.schema_registry.avro``."""
+"""Avro serdes, drop-in for ``confluent_kafka.schema_registry.avro``.
 
+Every public name of confluent-kafka's module is here: serdes' serializers, deserializers and
+their builders (sync and asyncio), and confluent-kafka's own schema helpers re-exported as they are.
+"""
+
+from confluent_kafka.schema_registry import avro as _confluent
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_HELPERS = ('AvroMessage', 'AvroSchema', 'LocalSchemaRepository', 'get_inline_tags', 'get_type', 'parse_schema_with_repo', 'transform', 'validate_message')
+for _name in _HELPERS:
+    if hasattr(_confluent, _name):
+        globals()[_name] = getattr(_confluent, _name)
+
+from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
+try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
+    from ._builders import (
+        AsyncAvroDeserializerBuilder,
+        AsyncAvroSerializerBuilder,
+        AvroDeserializerBuilder,
+        AvroSerializerBuilder,
+    )
+except ImportError:  # pragma: no cover - older confluent-kafka
+    pass
 from ._deserializer import AvroDeserializer
 from ._serializer import AvroSerializer
 
-__all__ = ["AvroSerializer", "AvroDeserializer"]
+__all__ = [
+    "AvroSerializer",
+    "AvroDeserializer",
+    "AsyncAvroSerializer",
+    "AsyncAvroDeserializer",
+    "AvroSerializerBuilder",
+    "AvroDeserializerBuilder",
+    "AsyncAvroSerializerBuilder",
+    "AsyncAvroDeserializerBuilder",
+    "AvroMessage",
+    "AvroSchema",
+    "LocalSchemaRepository",
+    "get_inline_tags",
+    "get_type",
+    "parse_schema_with_repo",
+    "transform",
+    "validate_message",
+]
+
+__all__ = [n for n in __all__ if n in globals()]

@@ -1,12 +1,52 @@
-"""JSON Schema serializer and deserializer, drop-in for ``confluent_kafka.schema_registry.json_schema``.
+"""JSON Schema serdes, drop-in for ``confluent_kafka.schema_registry.json_schema``.
 
+Every public name of confluent-kafka's module is here: serdes' serializers, deserializers and
+their builders (sync and asyncio), and confluent-kafka's own schema helpers re-exported as they are.
 Inside this package ``import json`` is still the standard library (absolute imports).
 """
 
 from __future__ import annotations
 
+from confluent_kafka.schema_registry import json_schema as _confluent
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_HELPERS = ('DEFAULT_SPEC', 'JsonMessage', 'JsonSchema', 'get_inline_tags', 'get_type', 'transform', 'validate_message')
+for _name in _HELPERS:
+    if hasattr(_confluent, _name):
+        globals()[_name] = getattr(_confluent, _name)
+
+from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
+try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
+    from ._builders import (
+        AsyncJSONDeserializerBuilder,
+        AsyncJSONSerializerBuilder,
+        JSONDeserializerBuilder,
+        JSONSerializerBuilder,
+    )
+except ImportError:  # pragma: no cover - older confluent-kafka
+    pass
 from ._deserializer import JSONDeserializer
 from ._serializer import JSONSerializer
 from ._validator import CompiledValidator, compile_validator
 
-__all__ = ["JSONSerializer", "JSONDeserializer", "CompiledValidator", "compile_validator"]
+__all__ = [
+    "JSONSerializer",
+    "JSONDeserializer",
+    "AsyncJSONSerializer",
+    "AsyncJSONDeserializer",
+    "JSONSerializerBuilder",
+    "JSONDeserializerBuilder",
+    "AsyncJSONSerializerBuilder",
+    "AsyncJSONDeserializerBuilder",
+    "CompiledValidator",
+    "compile_validator",
+    "DEFAULT_SPEC",
+    "JsonMessage",
+    "JsonSchema",
+    "get_inline_tags",
+    "get_type",
+    "transform",
+    "validate_message",
+]
+
+__all__ = [n for n in __all__ if n in globals()]

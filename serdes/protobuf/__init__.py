@@ -2,14 +2,56 @@
 
 ``ProtobufDeserializer(None, conf, client)`` decodes without generated classes: the message class
 is built from the writer schema in the registry (see :mod:`serdes.protobuf._schemas`).
+
+Every public name of confluent-kafka's module is here too: the asyncio classes, the builders and
+confluent-kafka's own helpers (re-exported as they are).
 """
 
 from typing import Any
 
+from confluent_kafka.schema_registry import protobuf as _confluent
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_HELPERS = ('decimal_to_protobuf', 'get_inline_tags', 'get_type', 'is_map_field', 'protobuf_to_decimal', 'protobuf_to_variant', 'transform', 'validate_message', 'variant_to_protobuf')
+for _name in _HELPERS:
+    if hasattr(_confluent, _name):
+        globals()[_name] = getattr(_confluent, _name)
+
+from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
+try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
+    from ._builders import (
+        AsyncProtobufDeserializerBuilder,
+        AsyncProtobufSerializerBuilder,
+        ProtobufDeserializerBuilder,
+        ProtobufSerializerBuilder,
+    )
+except ImportError:  # pragma: no cover - older confluent-kafka
+    pass
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer, WrongMessageTypeError
 
-__all__ = ["ProtobufSerializer", "ProtobufDeserializer", "WrongMessageTypeError", "check_compatibility", "CompatibilityResult"]
+__all__ = [
+    "ProtobufSerializer",
+    "ProtobufDeserializer",
+    "AsyncProtobufSerializer",
+    "AsyncProtobufDeserializer",
+    "ProtobufSerializerBuilder",
+    "ProtobufDeserializerBuilder",
+    "AsyncProtobufSerializerBuilder",
+    "AsyncProtobufDeserializerBuilder",
+    "WrongMessageTypeError",
+    "check_compatibility",
+    "CompatibilityResult",
+    "decimal_to_protobuf",
+    "get_inline_tags",
+    "get_type",
+    "is_map_field",
+    "protobuf_to_decimal",
+    "protobuf_to_variant",
+    "transform",
+    "validate_message",
+    "variant_to_protobuf",
+]
 
 _COMPAT_NAMES = ("check_compatibility", "CompatibilityResult")
 
@@ -25,3 +67,5 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'serdes.protobuf' has no attribute {name!r}")
+
+__all__ = [n for n in __all__ if n in globals() or n in _COMPAT_NAMES]

@@ -200,6 +200,13 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         if not self._custom_id_deserializer:
             loc = RecordLocation.from_ctx(ctx)
             frame = parse_header_value(header_value, True, loc) if header_value is not None else parse_frame(data, True, loc)
+            if self._registry is None:
+                # No client (confluent-kafka's documented ``ProtobufDeserializer(User, conf)``): the
+                # frame's message indexes are read and every record parses with the given class;
+                # there is no writer schema to check the indexes against.
+                dec = self._build_decoder(None, None, frame, ctx)
+                self._store(key, header_value, dec)
+                return dec
             fetch_schema(self._registry, frame.schema_id, loc)
         return super()._miss(data, ctx, key, header_value)
 
@@ -216,13 +223,14 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         return desc
 
     def _build_decoder(
-        self, writer: Schema, reader: Optional[Schema], frame: Frame, ctx: Optional[SerializationContext]
+        self, writer: Optional[Schema], reader: Optional[Schema], frame: Frame, ctx: Optional[SerializationContext]
     ) -> Decoder:
         loc = RecordLocation.from_ctx(ctx)
         schema_id = frame.schema_id
         fd = None
         try:
-            _, fd, _ = build_pool(self._registry, writer, loc, schema_id, self._limits)
+            if writer is not None:
+                _, fd, _ = build_pool(self._registry, writer, loc, schema_id, self._limits)
         except SchemaMismatchError:
             if self._dynamic:
                 raise

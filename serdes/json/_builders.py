@@ -1,0 +1,62 @@
+"""JSON Schema builders (sync and async) with confluent-kafka's names, arguments and setters."""
+
+from __future__ import annotations
+
+from typing import Any, Coroutine, Dict, Tuple
+
+# confluent-kafka >= 2.16 (an ImportError before: the format package then has no builders, as there)
+from confluent_kafka.schema_registry.json_schema import (  # noqa: I001
+    JSONSerializerBuilder as _ConfluentJSONSerializerBuilder,
+    JSONDeserializerBuilder as _ConfluentJSONDeserializerBuilder,
+    AsyncJSONSerializerBuilder as _ConfluentAsyncJSONSerializerBuilder,
+    AsyncJSONDeserializerBuilder as _ConfluentAsyncJSONDeserializerBuilder,
+)
+
+from .._builders import async_build_with, build_with
+from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
+from ._deserializer import JSONDeserializer
+from ._serializer import JSONSerializer
+
+__all__ = ["JSONSerializerBuilder", "JSONDeserializerBuilder", "AsyncJSONSerializerBuilder", "AsyncJSONDeserializerBuilder"]
+
+
+class JSONSerializerBuilder(_ConfluentJSONSerializerBuilder):
+    """confluent-kafka's ``JSONSerializerBuilder``; ``build`` gives a :class:`serdes.json.JSONSerializer`."""
+
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONSerializer, Dict[str, Any]]:  # type: ignore[override]
+        return build_with(self, lambda client: JSONSerializer(
+            self._schema_str, client, self._to_dict, self._serializer_conf, self._rule_conf, self._rule_registry,
+            self._json_encode,
+        ), self._serializer_init, conf)
+
+
+class JSONDeserializerBuilder(_ConfluentJSONDeserializerBuilder):
+    """confluent-kafka's ``JSONDeserializerBuilder``; ``build`` gives a :class:`serdes.json.JSONDeserializer`."""
+
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONDeserializer, Dict[str, Any]]:  # type: ignore[override]
+        return build_with(self, lambda client: JSONDeserializer(
+            self._schema_str, self._from_dict, client, self._deserializer_conf, self._rule_conf, self._rule_registry,
+            self._json_decode,
+        ), self._deserializer_init, conf)
+
+
+class AsyncJSONSerializerBuilder(_ConfluentAsyncJSONSerializerBuilder):
+    """confluent-kafka's ``AsyncJSONSerializerBuilder``; ``await build(...)`` gives a
+    :class:`serdes.json.AsyncJSONSerializer`."""
+
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncJSONSerializer, Dict[str, Any]]]:  # type: ignore[override]
+        return async_build_with(self, lambda client: AsyncJSONSerializer(
+            self._schema_str, client, self._to_dict, self._serializer_conf, self._rule_conf, self._rule_registry,
+            self._json_encode,
+        ), self._serializer_init, conf)
+
+
+class AsyncJSONDeserializerBuilder(_ConfluentAsyncJSONDeserializerBuilder):
+    """confluent-kafka's ``AsyncJSONDeserializerBuilder``; ``await build(...)`` gives a
+    :class:`serdes.json.AsyncJSONDeserializer`."""
+
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncJSONDeserializer, Dict[str, Any]]]:  # type: ignore[override]
+        return async_build_with(self, lambda client: AsyncJSONDeserializer(
+            self._schema_str, self._from_dict, client, self._deserializer_conf, self._rule_conf, self._rule_registry,
+            self._json_decode,
+        ), self._deserializer_init, conf)

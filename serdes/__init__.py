@@ -10,12 +10,14 @@ from ._errors import (
     CorruptPayloadError,
     FramingError,
     InvalidMagicByteError,
+    MalformedEnvelopeError,
     RecordLocation,
     RegistryUnavailableError,
     SchemaMismatchError,
     SerdesError,
     TruncatedFrameError,
     UnknownSchemaError,
+    UnsupportedChangeError,
     ValidationError,
 )
 from ._wire import Frame, decode_message_indexes, encode_message_indexes, frame_prefix, parse_frame
@@ -32,6 +34,8 @@ __all__ = [
     "SchemaMismatchError",
     "CorruptPayloadError",
     "ValidationError",
+    "MalformedEnvelopeError",
+    "UnsupportedChangeError",
     "RecordLocation",
     "Frame",
     "parse_frame",

@@ -300,8 +300,17 @@ def _fetch_latest(spec: SerdeSpec, subject: str) -> str:
 
     if spec.registry_conf is None:
         raise ValueError("read_debezium needs the envelope schema: pass schema= or a registry")
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
     client = SchemaRegistryClient(spec.registry_conf)
-    return client.get_latest_version(subject).schema.schema_str
+    try:
+        return client.get_latest_version(subject).schema.schema_str
+    except SchemaRegistryError as e:
+        raise ValueError(
+            f"read_debezium derives the row type from the envelope schema: subject {subject!r} "
+            f"has no version in the registry ({e}); pass schema= (the envelope schema) for other "
+            "subject-name strategies or topics not written yet"
+        ) from e
 
 
 def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, TypeInformation, _RecordToRow]:
@@ -314,15 +323,16 @@ def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, Ty
         if after is None:
             raise ValueError(f"{desc.full_name}.after is not a message")
         return value, _pb_row_type(after), _pb_converter(after)
-    spec = value
     if schema is None:
         schema = value.kwargs.get("schema_str")
     if schema is None:
         schema = _fetch_latest(value, f"{topic}-value")
-        # decode with the schema the row type comes from (Avro: the reader schema; writer
-        # versions before/after it resolve by Avro's rules)
+    spec = value
+    if value.kwargs.get("schema_str") is None:
+        # decode with the schema the row type comes from (Avro: as the reader schema, so older
+        # and newer writer versions resolve to it by Avro's rules)
         spec = copy.copy(value)
-        spec.kwargs = dict(value.kwargs, schema_str=schema)
+        spec.kwargs = dict(value.kwargs, schema_str=schema if isinstance(schema, str) else json.dumps(schema))
     if value.format == "avro":
         after = _avro_after(schema)
         return spec, avro_row_type_info(after), avro_row_converter(after)

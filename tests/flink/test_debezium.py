@@ -300,3 +300,11 @@ def test_schema_evolution_added_nullable_column(kafka_bootstrap, registry_url, n
                               bounded=True)
     assert pinned.get_type().get_field_names() == ["id", "owner", "balance"]
     assert materialize(pinned.execute_and_collect()) == {1: ("alice", 110), 3: ("carol", 30)}
+
+
+def test_row_type_needs_a_registered_envelope(registry_url):
+    """No job: the row type comes from the registry's latest `<topic>-value` (or schema=)."""
+    with pytest.raises(ValueError, match="has no version in the registry"):
+        sf.debezium_row_type(sf.avro(registry_url), f"no-such-topic-{uuid.uuid4().hex[:6]}")
+    t = sf.debezium_row_type(sf.avro(registry_url), "unused", schema=ds.avro_envelope(with_email=True))
+    assert t.get_field_names() == ["id", "owner", "balance", "email"]

@@ -138,8 +138,8 @@ def _field_value(fd: Any, value: Any, depth: int) -> Any:
 
 
 def _as_record(value: Any, part: str, location: Optional[RecordLocation]) -> Optional[Dict[str, Any]]:
-    if value is None:
-        return None
+    if value is None or type(value) is dict:   # the common cases first (hasattr misses are slow)
+        return value
     if _is_message(value):
         return message_to_dict(value)
     if isinstance(value, Mapping):
@@ -171,7 +171,9 @@ def parse_change(
     """
     if envelope is None:
         return None
-    if _is_message(envelope):
+    if type(envelope) is dict:
+        pass
+    elif _is_message(envelope):
         envelope = message_to_dict(envelope)
     elif not isinstance(envelope, Mapping):
         raise MalformedEnvelopeError(

@@ -263,6 +263,8 @@ def _pb_row_type(desc: Any, depth: int = 0) -> TypeInformation:
 
 
 def _pb_converter(desc: Any, depth: int = 0) -> _RecordToRow:
+    if depth > DEFAULT_LIMITS.max_schema_depth:
+        raise ValueError("Protobuf message nested too deeply for a Row type")
     convs = []
     for f in desc.fields:
         if f.message_type is not None and not f.message_type.GetOptions().map_entry \

@@ -12,6 +12,7 @@ from ._errors import (
     CorruptPayloadError,
     FramingError,
     InvalidMagicByteError,
+    MalformedEnvelopeError,
     RecordLocation,
     RegistryAuthError,
     RegistryBadResponseError,
@@ -22,6 +23,7 @@ from ._errors import (
     SerdesError,
     TruncatedFrameError,
     UnknownSchemaError,
+    UnsupportedChangeError,
     ValidationError,
 )
 from ._consumer import DeserializationKafkaError, DeserializingConsumer, UndecodableMessage
@@ -48,6 +50,8 @@ __all__ = [
     "SchemaMismatchError",
     "CorruptPayloadError",
     "ValidationError",
+    "MalformedEnvelopeError",
+    "UnsupportedChangeError",
     "RecordLocation",
     "DeserializingConsumer",
     "AsyncDeserializingConsumer",

@@ -211,3 +211,19 @@ class CorruptPayloadError(SerdesError):
 class ValidationError(SerdesError, ValueError):
     """A value does not conform to its schema (JSON Schema validation, or an Avro/Protobuf value
     that cannot be encoded with the schema)."""
+
+
+# -- change data capture (serdes.cdc, serdes.flink.read_debezium) -------------------------------
+
+__all__ += ["MalformedEnvelopeError", "UnsupportedChangeError"]
+
+
+class MalformedEnvelopeError(ValidationError):
+    """A decoded change-data-capture record is not a valid Debezium envelope: ``op`` missing or
+    unknown, ``after`` missing on a create/read/update, ``before`` missing on an update or delete
+    that needs it, or a part of the envelope of the wrong type."""
+
+
+class UnsupportedChangeError(SerdesError):
+    """A valid Debezium event that the configured consumer cannot express, e.g. a truncate
+    (``op == "t"``) in a Flink changelog stream with ``on_truncate="fail"``."""

@@ -74,3 +74,10 @@ from ._rows import (  # noqa: E402
 )
 __all__ += ["avro_row_converter", "avro_row_type_info", "avro_type_info",
             "json_schema_row_converter", "json_schema_row_type_info"]
+from ._debezium import (  # noqa: E402
+    METADATA_COLUMNS,
+    DebeziumDecodeFunction,
+    debezium_row_type,
+    read_debezium,
+)
+__all__ += ["METADATA_COLUMNS", "DebeziumDecodeFunction", "debezium_row_type", "read_debezium"]

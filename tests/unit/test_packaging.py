@@ -14,7 +14,7 @@ def test_core_imports_without_pyflink():
     code = (
         "import sys\n"
         "sys.modules['pyflink'] = None  # any import of pyflink now fails\n"
-        "import serdes, serdes.avro, serdes.json, serdes.protobuf, serdes.protobuf.compat, serdes.testing\n"
+        "import serdes, serdes.avro, serdes.json, serdes.protobuf, serdes.protobuf.compat, serdes.testing, serdes.cdc\n"
         "assert 'pyflink' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
         "print('ok')\n"
     )

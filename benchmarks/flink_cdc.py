@@ -1,0 +1,184 @@
+"""Records/s of a Debezium changelog job beside the plain keyed job, same aggregation.
+
+Both jobs: Kafka (Avro, registry-framed) -> Python decode -> Table API
+``SELECT owner, SUM(balance) ... GROUP BY owner`` -> blackhole sink, on one MiniCluster
+(``create_env`` defaults, process mode).
+
+* **changelog**: ``read_debezium`` over Debezium envelopes (PostgreSQL shape: before, after,
+  source, op, ts_ms, transaction) over 500 rows: a create for each new key, then updates (each a
+  -U/+U pair; 4 in 10 move the row to another owner) and 1 in 10 deletes, each followed by a
+  tombstone (skipped) -> ``from_changelog_stream``;
+* **plain keyed**: ``read_kafka`` of the bare rows (``Value`` records, one per Kafka record)
+  with ``avro_row_converter`` -> ``from_data_stream`` (insert-only).
+
+Times are the jobs' net run times from the JobManager (client start-up excluded; task and
+Python worker start-up included).  records/s = Kafka records / net run time of the large run;
+"marginal" = (large - small records) / (difference of net run times), which cancels the fixed
+start-up but needs a quiet machine; repetitions interleaved, medians reported.
+
+    python benchmarks/flink_cdc.py [--records 20000] [--small 2000] [--reps 3] [--bootstrap .. --registry ..]
+
+Writes benchmarks/results/flink_cdc.{json,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import debezium_samples as ds  # noqa: E402
+
+from serdes import flink as sf  # noqa: E402
+
+KEYS = 500
+
+
+def debezium_events(n):
+    """``n`` Kafka records: envelopes and tombstones over ``KEYS`` rows."""
+    out, live, seq = [], {}, 0
+    while len(out) < n:
+        seq += 1
+        i = seq % KEYS
+        r = seq % 10
+        if i not in live or r < 4:
+            row = ds.row(i, f"owner-{seq % 37}", seq % 1000)
+            out.append(({"id": i}, ds.envelope("c" if i not in live else "u", live.get(i), row, seq)))
+            live[i] = row
+        elif r < 9:
+            row = dict(live[i], balance=seq % 1000)
+            out.append(({"id": i}, ds.envelope("u", live[i], row, seq)))
+            live[i] = row
+        else:
+            out.append(({"id": i}, ds.envelope("d", live.pop(i), None, seq)))
+            out.append(({"id": i}, None))
+    return out[:n]
+
+
+def produce(bootstrap, registry, topic, records, schema):
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    from serdes.avro import AvroSerializer
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+    ser = AvroSerializer(SchemaRegistryClient({"url": registry}), schema)
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    p = Producer({"bootstrap.servers": bootstrap, "linger.ms": 20})
+    for key, value in records:
+        p.produce(topic, key=str(key["id"]).encode(), value=None if value is None else ser(value, ctx))
+        p.poll(0)
+    assert p.flush(60) == 0
+
+
+def _aggregate(env, table):
+    from pyflink.table import StreamTableEnvironment
+
+    t_env = StreamTableEnvironment.create(env)
+    t_env.create_temporary_view("accounts", table(t_env))
+    t_env.execute_sql("CREATE TABLE sink (owner STRING, total BIGINT) WITH ('connector' = 'blackhole')")
+    result = t_env.sql_query("SELECT owner, SUM(balance) AS total FROM accounts GROUP BY owner").execute_insert("sink")
+    result.wait()
+    # the job's own run time (from the JobManager): client-side start-up is not in it
+    return result.get_job_client().get_job_execution_result().result().get_net_runtime() / 1000.0
+
+
+def changelog_job(bootstrap, registry, topic):
+    env = sf.create_env()
+    stream = sf.read_debezium(env, bootstrap, topic, sf.avro(registry), bounded=True)
+    return _aggregate(env, lambda t_env: t_env.from_changelog_stream(stream))
+
+
+def plain_job(bootstrap, registry, topic):
+    schema = json.dumps(ds.avro_value())
+    env = sf.create_env()
+    stream = sf.read_kafka(env, bootstrap, topic, sf.avro(registry), bounded=True,
+                           convert=sf.avro_row_converter(schema), output_type=sf.avro_row_type_info(schema))
+    return _aggregate(env, lambda t_env: t_env.from_data_stream(stream))
+
+
+def timed(fn, *args):
+    """(wall seconds, the job's net run time in seconds)."""
+    t0 = time.perf_counter()
+    net = fn(*args)
+    return time.perf_counter() - t0, net
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--records", type=int, default=20_000)
+    ap.add_argument("--small", type=int, default=2_000)
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--bootstrap", default=os.environ.get("SERDES_TEST_BOOTSTRAP", "127.0.0.1:9092"))
+    ap.add_argument("--registry", default=os.environ.get("SERDES_TEST_REGISTRY_URL", "http://127.0.0.1:8081"))
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "flink_cdc"))
+    a = ap.parse_args(argv)
+
+    tag = uuid.uuid4().hex[:6]
+    topics = {}
+    for size in (a.small, a.records):
+        events = debezium_events(size)
+        topics[("changelog", size)] = t = f"bench-cdc-{tag}-{size}"
+        produce(a.bootstrap, a.registry, t, events, ds.avro_envelope())
+        topics[("plain", size)] = t = f"bench-plain-{tag}-{size}"
+        rows = [({"id": i % KEYS}, ds.row(i % KEYS, f"owner-{i % 37}", i % 1000)) for i in range(size)]
+        produce(a.bootstrap, a.registry, t, rows, json.dumps(ds.avro_value()))
+
+    jobs = {"changelog": changelog_job, "plain": plain_job}
+    rates = {k: [] for k in jobs}          # marginal, from the jobs' net run times
+    gross = {k: [] for k in jobs}          # records of the large run / its net run time
+    for kind in jobs:          # warm-up (connector jar, shim, worker imports), not timed
+        jobs[kind](a.bootstrap, a.registry, topics[(kind, a.small)])
+    for rep in range(a.reps):
+        order = list(jobs) if rep % 2 == 0 else list(reversed(jobs))
+        for kind in order:
+            (ws, small) = timed(jobs[kind], a.bootstrap, a.registry, topics[(kind, a.small)])
+            (wl, large) = timed(jobs[kind], a.bootstrap, a.registry, topics[(kind, a.records)])
+            rates[kind].append((a.records - a.small) / (large - small) if large > small else float("nan"))
+            gross[kind].append(a.records / large)
+            print(f"rep {rep} {kind}: net small {small:.1f}s large {large:.1f}s (wall {ws:.1f}s, {wl:.1f}s) -> "
+                  f"marginal {rates[kind][-1]:,.0f} records/s, gross {gross[kind][-1]:,.0f} records/s", flush=True)
+
+    def median(xs):
+        xs = [x for x in xs if x == x]
+        return statistics.median(xs) if xs else float("nan")
+
+    med = {k: median(v) for k, v in rates.items()}
+    med_gross = {k: median(v) for k, v in gross.items()}
+    result = {
+        "records": a.records, "small": a.small, "reps": a.reps, "keys": KEYS,
+        "marginal": rates, "gross": gross, "median_marginal": med, "median_gross": med_gross,
+        "ratio_marginal": med["changelog"] / med["plain"],
+        "ratio_gross": med_gross["changelog"] / med_gross["plain"],
+        "python": platform.python_version(), "load_avg": os.getloadavg(),
+    }
+    Path(a.out + ".json").write_text(json.dumps(result, indent=2))
+    per = ", ".join(f"{c / p:.2f}" for c, p in zip(gross["changelog"], gross["plain"]))
+    md = (
+        "| job (%d Kafka records, median of %d) | records/s (records / job net run time) | marginal records/s (%d-%d) |\n"
+        "|---|---|---|\n"
+        "| plain keyed (read_kafka rows, insert-only, SUM per owner) | %s | %s |\n"
+        "| changelog (read_debezium envelopes, +I/-U/+U/-D, SUM per owner) | %s | %s |\n"
+        "| ratio changelog / plain | **%.2f** (per repetition: %s) | %.2f |\n"
+    ) % (a.records, a.reps, a.small, a.records, f"{med_gross['plain']:,.0f}", f"{med['plain']:,.0f}",
+         f"{med_gross['changelog']:,.0f}", f"{med['changelog']:,.0f}", result["ratio_gross"], per,
+         result["ratio_marginal"])
+    Path(a.out + ".md").write_text(md)
+    print(md)
+
+
+if __name__ == "__main__":
+    main()

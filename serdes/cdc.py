@@ -1,0 +1,274 @@
+"""Debezium change events (CDC envelopes) as typed :class:`Change` values; no PyFlink needed.
+
+A Debezium connector writes one record per changed row; its value is an *envelope*
+``{before, after, source, op, ts_ms, transaction}`` and its key the row's primary key.  A delete
+is followed by a *tombstone* (same key, ``None`` value) for log compaction.  This module turns
+an envelope decoded by any of serdes' (or confluent-kafka's) deserializers -- an Avro or JSON
+Schema ``dict``, or a Protobuf message or its dict form -- into a :class:`Change`::
+
+    from serdes.cdc import ChangeParser, Op
+
+    parser = ChangeParser()                     # counts tombstones and changes per op
+    for msg in consumer:                        # a confluent_kafka.Consumer
+        change = parser.parse_message(msg, value_deserializer, key_deserializer)
+        if change is None:                      # tombstone: skipped, counted in parser.tombstones
+            continue
+        if change.op is Op.DELETE:
+            table.pop(change.before["id"])
+        elif change.op is not Op.TRUNCATE:
+            table[change.after["id"]] = change.after
+
+Rules (see docs/cdc.md):
+
+* ``c`` (create) and ``r`` (snapshot read) -> :attr:`Op.CREATE` / :attr:`Op.READ`; ``after`` required.
+* ``u`` -> :attr:`Op.UPDATE`; ``after`` required; ``before`` required unless
+  ``before_required=False`` (PostgreSQL ``REPLICA IDENTITY DEFAULT`` sends updates without it).
+* ``d`` -> :attr:`Op.DELETE`; ``before`` required; with ``before_required=False`` a delete
+  without ``before`` takes the record key (a dict/message of the key columns) as ``before``,
+  and is malformed only when there is no key either.
+* ``t`` -> :attr:`Op.TRUNCATE` (``before`` and ``after`` are ``None``): a valid event about the
+  whole table; the caller decides (the Flink changelog reader fails or skips, as configured).
+* A ``None`` value (tombstone) is not a change: :func:`parse_change` returns ``None``;
+  :class:`ChangeParser` counts it.
+* Anything else -- not a record, ``op`` missing/empty/not a string/unknown (``m`` logical
+  messages included: they go to their own topic), ``before``/``after``/``source``/``transaction``
+  not a record -- raises :class:`serdes.MalformedEnvelopeError` naming what was wrong and where.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Dict, Mapping, NamedTuple, Optional
+
+from ._errors import MalformedEnvelopeError, RecordLocation, SerdesError
+
+__all__ = [
+    "Op",
+    "Change",
+    "ChangeParser",
+    "parse_change",
+    "message_to_dict",
+    "MalformedEnvelopeError",
+]
+
+#: Protobuf nesting bound for :func:`message_to_dict` (the protobuf parser's own default is 100).
+MAX_MESSAGE_DEPTH = 64
+
+
+class Op(str, enum.Enum):
+    """Debezium's ``op`` codes."""
+
+    CREATE = "c"
+    READ = "r"
+    UPDATE = "u"
+    DELETE = "d"
+    TRUNCATE = "t"
+
+
+_OPS = {op.value: op for op in Op}
+
+
+class Change(NamedTuple):
+    """One row change.  ``before``/``after`` are dicts of the row's columns (or ``None``),
+    ``source`` the connector's source block as a dict, ``ts_ms`` when the connector processed the
+    event, ``transaction`` the transaction block (``id``, ``total_order``,
+    ``data_collection_order``) when the connector provides transaction metadata."""
+
+    op: Op
+    before: Optional[Dict[str, Any]]
+    after: Optional[Dict[str, Any]]
+    source: Optional[Dict[str, Any]]
+    ts_ms: Optional[int]
+    transaction: Optional[Dict[str, Any]]
+
+
+def _is_message(obj: Any) -> bool:
+    return hasattr(obj, "DESCRIPTOR") and hasattr(obj, "ListFields")
+
+
+_WRAPPERS = frozenset(
+    "google.protobuf." + n
+    for n in ("DoubleValue", "FloatValue", "Int64Value", "UInt64Value", "Int32Value", "UInt32Value",
+              "BoolValue", "StringValue", "BytesValue")
+)
+
+
+def message_to_dict(msg: Any, _depth: int = 0) -> Optional[Dict[str, Any]]:
+    """A Protobuf message -> ``dict`` keyed by proto field names, keeping presence: a field
+    with presence (``optional``, a message, a ``google.protobuf.*Value`` wrapper) that is not
+    set is ``None``; wrappers unwrap to their value; enums become their names; 64-bit integers
+    stay ``int`` (unlike ``json_format.MessageToDict``)."""
+    if msg is None:
+        return None
+    if _depth > MAX_MESSAGE_DEPTH:
+        raise MalformedEnvelopeError(f"protobuf message nested deeper than {MAX_MESSAGE_DEPTH}")
+    out: Dict[str, Any] = {}
+    for fd in msg.DESCRIPTOR.fields:
+        value = getattr(msg, fd.name)
+        if _is_repeated(fd):
+            if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+                vfd = fd.message_type.fields_by_name["value"]
+                out[fd.name] = {k: _field_value(vfd, v, _depth) for k, v in value.items()}
+            else:
+                out[fd.name] = [_field_value(fd, v, _depth) for v in value]
+        elif fd.has_presence and not msg.HasField(fd.name):
+            out[fd.name] = None
+        else:
+            out[fd.name] = _field_value(fd, value, _depth)
+    return out
+
+
+def _is_repeated(fd: Any) -> bool:
+    # FieldDescriptor.is_repeated is protobuf >= 5.29 / 6; `label` is deprecated in 7.
+    rep = getattr(fd, "is_repeated", None)
+    if rep is not None:
+        return bool(rep)
+    return fd.label == fd.LABEL_REPEATED
+
+
+def _field_value(fd: Any, value: Any, depth: int) -> Any:
+    if fd.message_type is not None:
+        if fd.message_type.full_name in _WRAPPERS:
+            return value.value
+        return message_to_dict(value, depth + 1)
+    if fd.enum_type is not None:
+        ev = fd.enum_type.values_by_number.get(value)
+        return ev.name if ev is not None else value
+    return value
+
+
+def _as_record(value: Any, part: str, location: Optional[RecordLocation]) -> Optional[Dict[str, Any]]:
+    if value is None or type(value) is dict:   # the common cases first (hasattr misses are slow)
+        return value
+    if _is_message(value):
+        return message_to_dict(value)
+    if isinstance(value, Mapping):
+        return value if isinstance(value, dict) else dict(value)
+    raise MalformedEnvelopeError(
+        f"Debezium envelope field {part!r} is a {type(value).__name__}, not a record", _loc(location)
+    )
+
+
+def _loc(location: Optional[RecordLocation]) -> RecordLocation:
+    # each error gets its own location object (SerdesError.at() mutates it)
+    if location is None:
+        return RecordLocation()
+    return RecordLocation(location.topic, location.field, location.partition, location.offset)
+
+
+def parse_change(
+    envelope: Any,
+    key: Any = None,
+    before_required: bool = True,
+    location: Optional[RecordLocation] = None,
+) -> Optional[Change]:
+    """Turn one decoded Debezium envelope into a :class:`Change` (``None`` for a tombstone).
+
+    ``envelope``: the decoded record value (``dict``, ``Mapping`` or Protobuf message).
+    ``key``: the decoded record key; used as ``before`` of a delete without ``before`` when
+    ``before_required=False``.  ``location`` goes into errors (topic, partition, offset).
+    Raises :class:`serdes.MalformedEnvelopeError` for anything that is not a valid envelope.
+    """
+    if envelope is None:
+        return None
+    if type(envelope) is dict:
+        pass
+    elif _is_message(envelope):
+        envelope = message_to_dict(envelope)
+    elif not isinstance(envelope, Mapping):
+        raise MalformedEnvelopeError(
+            f"Debezium envelope is a {type(envelope).__name__}, not a record", _loc(location)
+        )
+    code = envelope.get("op")
+    if code is None or code == "":
+        raise MalformedEnvelopeError("Debezium envelope has no 'op'", _loc(location))
+    if not isinstance(code, str):
+        raise MalformedEnvelopeError(
+            f"Debezium envelope 'op' is a {type(code).__name__}, not a string", _loc(location)
+        )
+    op = _OPS.get(code)
+    if op is None:
+        raise MalformedEnvelopeError(
+            f"Debezium envelope has unknown op {code[:32]!r} (expected one of c, r, u, d, t)",
+            _loc(location),
+        )
+    before = _as_record(envelope.get("before"), "before", location)
+    after = _as_record(envelope.get("after"), "after", location)
+    source = _as_record(envelope.get("source"), "source", location)
+    transaction = _as_record(envelope.get("transaction"), "transaction", location)
+    ts_ms = envelope.get("ts_ms")
+    if ts_ms is not None and (not isinstance(ts_ms, int) or isinstance(ts_ms, bool)):
+        raise MalformedEnvelopeError(
+            f"Debezium envelope 'ts_ms' is a {type(ts_ms).__name__}, not an integer", _loc(location)
+        )
+    if op in (Op.CREATE, Op.READ, Op.UPDATE) and after is None:
+        raise MalformedEnvelopeError(
+            f"Debezium {op.name.lower()} event (op {code!r}) has no 'after'", _loc(location)
+        )
+    if op is Op.UPDATE and before is None and before_required:
+        raise MalformedEnvelopeError(
+            "Debezium update event (op 'u') has no 'before' (the table's REPLICA IDENTITY is not "
+            "FULL?); configure before_required=False to read updates as after-images only",
+            _loc(location),
+        )
+    if op is Op.DELETE and before is None:
+        if before_required:
+            raise MalformedEnvelopeError(
+                "Debezium delete event (op 'd') has no 'before'; configure before_required=False "
+                "to delete by the record key", _loc(location),
+            )
+        before = _as_record(key, "key", location)
+        if before is None:
+            raise MalformedEnvelopeError(
+                "Debezium delete event (op 'd') has neither 'before' nor a record key", _loc(location)
+            )
+    return Change(op, before, after, source, ts_ms, transaction)
+
+
+class ChangeParser:
+    """Stateful front end of :func:`parse_change` for a consumer loop: skips and counts
+    tombstones, counts changes per :class:`Op`.
+
+    ``parse(value, key=None, location=None)`` takes decoded values;
+    ``parse_message(msg, value_deserializer, key_deserializer=None)`` takes a
+    ``confluent_kafka.Message`` and the deserializers, and puts topic/partition/offset into errors.
+    """
+
+    def __init__(self, before_required: bool = True) -> None:
+        self.before_required = before_required
+        self.tombstones = 0
+        self.counts: Dict[Op, int] = {op: 0 for op in Op}
+
+    @property
+    def changes(self) -> int:
+        """Number of changes returned so far."""
+        return sum(self.counts.values())
+
+    def parse(self, value: Any, key: Any = None, location: Optional[RecordLocation] = None) -> Optional[Change]:
+        if value is None:
+            self.tombstones += 1
+            return None
+        change = parse_change(value, key, self.before_required, location)
+        assert change is not None
+        self.counts[change.op] += 1
+        return change
+
+    def parse_message(self, msg: Any, value_deserializer: Any, key_deserializer: Any = None) -> Optional[Change]:
+        from confluent_kafka.serialization import MessageField, SerializationContext
+
+        topic, raw_value = msg.topic(), msg.value()
+        location = RecordLocation(topic, MessageField.VALUE, msg.partition(), msg.offset())
+        if raw_value is None:
+            self.tombstones += 1
+            return None
+        headers = msg.headers()
+        field = MessageField.VALUE
+        try:
+            value = value_deserializer(raw_value, SerializationContext(topic, field, headers))
+            key = msg.key()
+            if key_deserializer is not None and key is not None:
+                field = MessageField.KEY
+                key = key_deserializer(key, SerializationContext(topic, field, headers))
+        except SerdesError as err:
+            raise err.at(topic=topic, partition=msg.partition(), offset=msg.offset(), field=field)
+        return self.parse(value, key, location)

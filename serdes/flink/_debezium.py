@@ -1,0 +1,525 @@
+"""Debezium CDC topics -> a changelog ``DataStream`` of ``Row``s with ``RowKind`` for the Table API.
+
+::
+
+    Java KafkaSource + shim --Row(topic, partition, offset, timestamp, key, value, headers)-->
+    DebeziumDecodeFunction: deserialize (registry), serdes.cdc.parse_change, envelope -> Row(s)
+        c/r -> +I(after)   u -> -U(before), +U(after)   d -> -D(before)   (retract mode)
+        c/r -> +I(after)   u -> +U(after)               d -> -D(before or key)  (upsert mode)
+
+The row type is the envelope's ``after`` type (Avro ``Value`` record, JSON Schema ``after``
+object, Protobuf ``after`` message), fixed when the job is built, plus optional metadata columns
+taken from ``source`` and the envelope.  Envelope rules and errors are :mod:`serdes.cdc`'s.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from confluent_kafka.serialization import MessageField
+from pyflink.common import Row, RowKind, Types
+from pyflink.common.typeinfo import TypeInformation
+from pyflink.datastream import DataStream, ProcessFunction
+
+from serdes._errors import RecordLocation, UnsupportedChangeError
+from serdes._limits import DEFAULT_LIMITS
+from serdes.cdc import Change, Op, parse_change
+
+from ._codecs import SerdeSpec
+from ._kafka import (
+    DEAD_LETTER_TAG,
+    ON_ERROR_DEAD_LETTER,
+    ON_ERROR_FAIL,
+    ON_ERROR_SKIP,
+    FlinkSerializationContext,
+    _create_in_worker,
+    _dead_letter_row,
+    _locate,
+    read_records,
+)
+from ._rows import _RecordToRow, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
+
+__all__ = [
+    "read_debezium",
+    "debezium_row_type",
+    "DebeziumDecodeFunction",
+    "METADATA_COLUMNS",
+    "RETRACT",
+    "UPSERT",
+]
+
+RETRACT = "retract"
+UPSERT = "upsert"
+
+
+# -- metadata columns -------------------------------------------------------------------------------
+
+def _src(name: str) -> Callable[[Change], Any]:
+    def get(change: Change) -> Any:
+        return None if change.source is None else change.source.get(name)
+    get.__name__ = f"source_{name}"
+    return get
+
+
+def _position(change: Change) -> Optional[str]:
+    """The connector's log position as a string: PostgreSQL ``lsn``, MySQL ``file:pos``,
+    SQL Server ``change_lsn``, Oracle ``scn``, MongoDB ``ord`` (first one present)."""
+    s = change.source or {}
+    if s.get("lsn") is not None:
+        return str(s["lsn"])
+    if s.get("file") is not None and s.get("pos") is not None:
+        return f"{s['file']}:{s['pos']}"
+    for k in ("change_lsn", "commit_lsn", "scn", "ord"):
+        if s.get(k) is not None:
+            return str(s[k])
+    return None
+
+
+def _tx_id(change: Change) -> Optional[str]:
+    return None if change.transaction is None else change.transaction.get("id")
+
+
+#: name -> (Flink type factory, extractor). ``metadata=[...]`` picks from these.
+METADATA_COLUMNS: Dict[str, Tuple[Callable[[], TypeInformation], Callable[[Change], Any]]] = {
+    "op": (Types.STRING, lambda ch: ch.op.value),
+    "ts_ms": (Types.LONG, lambda ch: ch.ts_ms),
+    "source_ts_ms": (Types.LONG, _src("ts_ms")),
+    "connector": (Types.STRING, _src("connector")),
+    "server": (Types.STRING, _src("name")),
+    "db": (Types.STRING, _src("db")),
+    "schema": (Types.STRING, _src("schema")),
+    "table": (Types.STRING, _src("table")),
+    "snapshot": (Types.STRING, _src("snapshot")),
+    "lsn": (Types.LONG, _src("lsn")),
+    "tx_id": (Types.STRING, _tx_id),
+    "position": (Types.STRING, _position),
+}
+
+
+def _metadata_spec(metadata: Union[None, Sequence[str], Mapping[str, str]]) -> List[Tuple[str, str]]:
+    """``["db", "table"]`` -> columns named ``db``, ``table``; ``{"src_db": "db"}`` renames."""
+    if not metadata:
+        return []
+    pairs = list(metadata.items()) if isinstance(metadata, Mapping) else [(m, m) for m in metadata]
+    for column, key in pairs:
+        if key not in METADATA_COLUMNS:
+            raise ValueError(f"unknown Debezium metadata {key!r}; one of {sorted(METADATA_COLUMNS)}")
+    return pairs
+
+
+# -- the after schema -------------------------------------------------------------------------------
+
+def _check_depth(obj: Any, limit: int = DEFAULT_LIMITS.max_schema_depth) -> None:
+    """Schemas come from the registry: bound their nesting before anything recurses into them."""
+    stack = [(obj, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            raise ValueError(f"schema nested deeper than {limit}")
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values())
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node)
+
+
+def _avro_after(envelope_schema: Union[str, dict]) -> dict:
+    s = json.loads(envelope_schema) if isinstance(envelope_schema, str) else envelope_schema
+    _check_depth(s)
+    if not (isinstance(s, dict) and s.get("type") == "record"):
+        raise ValueError("a Debezium Avro envelope schema is a record")
+    fields = {f.get("name"): f for f in s.get("fields", [])}
+    if "after" not in fields or "op" not in fields:
+        raise ValueError(f"Avro schema {s.get('name')!r} is not a Debezium envelope (no 'after'/'op' field)")
+    named: Dict[str, dict] = {}
+    _collect_named(s, s.get("namespace"), named)
+    t = fields["after"]["type"]
+    if isinstance(t, list):
+        rest = [x for x in t if x != "null"]
+        if len(rest) != 1:
+            raise ValueError(f"Debezium 'after' type {t!r} is not [\"null\", record]")
+        t = rest[0]
+    if isinstance(t, str):
+        ns = s.get("namespace")
+        t = named.get(t) or (named.get(f"{ns}.{t}") if ns else None)
+        if t is None:
+            raise ValueError(f"Debezium 'after' names an undefined type {fields['after']['type']!r}")
+    if not (isinstance(t, dict) and t.get("type") == "record"):
+        raise ValueError("Debezium 'after' is not a record")
+    return t
+
+
+def _collect_named(s: Any, ns: Optional[str], named: Dict[str, dict]) -> None:
+    if isinstance(s, list):
+        for x in s:
+            _collect_named(x, ns, named)
+        return
+    if not isinstance(s, dict):
+        return
+    t = s.get("type")
+    if t in ("record", "error", "enum", "fixed") and isinstance(s.get("name"), str):
+        name = s["name"]
+        own_ns = s.get("namespace", ns) if "." not in name else name.rsplit(".", 1)[0]
+        full = name if "." in name else (f"{own_ns}.{name}" if own_ns else name)
+        named.setdefault(full, s)
+        named.setdefault(full.rsplit(".", 1)[-1], s)
+        ns = own_ns
+        for f in s.get("fields", []) if t in ("record", "error") else []:
+            _collect_named(f.get("type"), ns, named)
+    elif t in ("array", "map"):
+        _collect_named(s.get("items" if t == "array" else "values"), ns, named)
+    elif isinstance(t, (dict, list)):
+        _collect_named(t, ns, named)
+
+
+def _json_nullable(s: Any, depth: int = 0) -> Any:
+    """JsonSchemaConverter writes optional fields as ``oneOf: [{type: null}, T]``; the Row
+    helpers of ``_rows`` understand ``type: [T, "null"]``: rewrite (a copy)."""
+    if depth > DEFAULT_LIMITS.max_schema_depth:
+        raise ValueError("JSON Schema nested too deeply")
+    if not isinstance(s, dict):
+        return s
+    out = dict(s)
+    for kw in ("oneOf", "anyOf"):
+        alts = out.get(kw)
+        if isinstance(alts, list):
+            rest = [a for a in alts if not (isinstance(a, dict) and a.get("type") == "null")]
+            if len(rest) == 1 and len(rest) < len(alts) and isinstance(rest[0], dict):
+                del out[kw]
+                inner = _json_nullable(rest[0], depth + 1)
+                merged = {**out, **inner}
+                t = inner.get("type")
+                if isinstance(t, str):
+                    merged["type"] = [t, "null"]
+                return merged
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _json_nullable(v, depth + 1) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = _json_nullable(out["items"], depth + 1)
+    return out
+
+
+def _json_after(envelope_schema: Union[str, dict]) -> dict:
+    s = json.loads(envelope_schema) if isinstance(envelope_schema, str) else envelope_schema
+    _check_depth(s)
+    props = s.get("properties") if isinstance(s, dict) else None
+    if not isinstance(props, dict) or "after" not in props or "op" not in props:
+        raise ValueError("JSON Schema is not a Debezium envelope (no 'after'/'op' property)")
+    after = _json_nullable(props["after"])
+    t = after.get("type")
+    if not (t == "object" or (isinstance(t, list) and "object" in t)):
+        raise ValueError("Debezium 'after' is not an object schema")
+    return after
+
+
+_PB_INT = {"int32", "sint32", "sfixed32"}
+_PB_LONG = {"int64", "sint64", "sfixed64", "uint32", "fixed32", "uint64", "fixed64"}
+_PB_WRAPPERS = {
+    "google.protobuf.DoubleValue": Types.DOUBLE, "google.protobuf.FloatValue": Types.FLOAT,
+    "google.protobuf.Int64Value": Types.LONG, "google.protobuf.UInt64Value": Types.LONG,
+    "google.protobuf.Int32Value": Types.INT, "google.protobuf.UInt32Value": Types.LONG,
+    "google.protobuf.BoolValue": Types.BOOLEAN, "google.protobuf.StringValue": Types.STRING,
+    "google.protobuf.BytesValue": lambda: Types.PRIMITIVE_ARRAY(Types.BYTE()),
+}
+
+
+def _pb_type(fd: Any, depth: int) -> TypeInformation:
+    from serdes.cdc import _is_repeated
+
+    if depth > DEFAULT_LIMITS.max_schema_depth:
+        raise ValueError("Protobuf message nested too deeply for a Row type")
+    if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
+        mt = fd.message_type
+        return Types.MAP(_pb_scalar(mt.fields_by_name["key"], depth), _pb_scalar(mt.fields_by_name["value"], depth))
+    t = _pb_scalar(fd, depth)
+    return Types.LIST(t) if _is_repeated(fd) else t
+
+
+def _pb_scalar(fd: Any, depth: int) -> TypeInformation:
+    from google.protobuf.descriptor import FieldDescriptor as F
+
+    if fd.message_type is not None:
+        wrapper = _PB_WRAPPERS.get(fd.message_type.full_name)
+        if wrapper is not None:
+            return wrapper()
+        return _pb_row_type(fd.message_type, depth + 1)
+    if fd.enum_type is not None:
+        return Types.STRING()
+    name = {F.TYPE_INT32: "int32", F.TYPE_SINT32: "sint32", F.TYPE_SFIXED32: "sfixed32",
+            F.TYPE_INT64: "int64", F.TYPE_SINT64: "sint64", F.TYPE_SFIXED64: "sfixed64",
+            F.TYPE_UINT32: "uint32", F.TYPE_FIXED32: "fixed32", F.TYPE_UINT64: "uint64",
+            F.TYPE_FIXED64: "fixed64"}.get(fd.type)
+    if name in _PB_INT:
+        return Types.INT()
+    if name in _PB_LONG:
+        return Types.LONG()
+    return {F.TYPE_BOOL: Types.BOOLEAN, F.TYPE_STRING: Types.STRING, F.TYPE_DOUBLE: Types.DOUBLE,
+            F.TYPE_FLOAT: Types.FLOAT, F.TYPE_BYTES: lambda: Types.PRIMITIVE_ARRAY(Types.BYTE())}[fd.type]()
+
+
+def _pb_row_type(desc: Any, depth: int = 0) -> TypeInformation:
+    return Types.ROW_NAMED([f.name for f in desc.fields], [_pb_type(f, depth) for f in desc.fields])
+
+
+def _pb_converter(desc: Any, depth: int = 0) -> _RecordToRow:
+    if depth > DEFAULT_LIMITS.max_schema_depth:
+        raise ValueError("Protobuf message nested too deeply for a Row type")
+    convs = []
+    for f in desc.fields:
+        if f.message_type is not None and not f.message_type.GetOptions().map_entry \
+                and f.message_type.full_name not in _PB_WRAPPERS:
+            inner = _pb_converter(f.message_type, depth + 1)
+            convs.append(_ListOfRows(inner) if _repeated(f) else inner)
+        else:
+            convs.append(None)
+    names = [f.name for f in desc.fields]
+    if all(c is None for c in convs):
+        return _RecordToRow(names, None)
+    return _RecordToRow(names, [c if c is not None else _ident for c in convs])
+
+
+def _repeated(fd: Any) -> bool:
+    from serdes.cdc import _is_repeated
+
+    return _is_repeated(fd)
+
+
+def _ident(v: Any) -> Any:
+    return v
+
+
+class _ListOfRows:
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __call__(self, v: Any) -> Any:
+        return None if v is None else [self.inner(x) for x in v]
+
+
+def _fetch_latest(spec: SerdeSpec, subject: str) -> str:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    if spec.registry_conf is None:
+        raise ValueError("read_debezium needs the envelope schema: pass schema= or a registry")
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    client = SchemaRegistryClient(spec.registry_conf)
+    try:
+        return client.get_latest_version(subject).schema.schema_str
+    except SchemaRegistryError as e:
+        raise ValueError(
+            f"read_debezium derives the row type from the envelope schema: subject {subject!r} "
+            f"has no version in the registry ({e}); pass schema= (the envelope schema) for other "
+            "subject-name strategies or topics not written yet"
+        ) from e
+
+
+def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, TypeInformation, _RecordToRow]:
+    """(value spec to decode with, after row type, dict -> Row converter)."""
+    if value.format == "protobuf":
+        desc = value.kwargs["message_type"].DESCRIPTOR
+        if "after" not in desc.fields_by_name or "op" not in desc.fields_by_name:
+            raise ValueError(f"Protobuf message {desc.full_name} is not a Debezium envelope (no after/op)")
+        after = desc.fields_by_name["after"].message_type
+        if after is None:
+            raise ValueError(f"{desc.full_name}.after is not a message")
+        return value, _pb_row_type(after), _pb_converter(after)
+    if schema is None:
+        schema = value.kwargs.get("schema_str")
+    if schema is None:
+        schema = _fetch_latest(value, f"{topic}-value")
+    spec = value
+    if value.kwargs.get("schema_str") is None:
+        # decode with the schema the row type comes from (Avro: as the reader schema, so older
+        # and newer writer versions resolve to it by Avro's rules)
+        spec = copy.copy(value)
+        spec.kwargs = dict(value.kwargs, schema_str=schema if isinstance(schema, str) else json.dumps(schema))
+    if value.format == "avro":
+        after = _avro_after(schema)
+        return spec, avro_row_type_info(after), avro_row_converter(after)
+    if value.format == "json":
+        after = _json_after(schema)
+        return spec, json_schema_row_type_info(after), json_schema_row_converter(after)
+    raise ValueError(f"unsupported format {value.format!r}")
+
+
+def debezium_row_type(
+    value: SerdeSpec,
+    topic: str,
+    schema: Any = None,
+    metadata: Union[None, Sequence[str], Mapping[str, str]] = None,
+) -> TypeInformation:
+    """The ``RowTypeInfo`` :func:`read_debezium` emits: the ``after`` columns, then ``metadata``."""
+    _, after_t, _ = _after_row(value, topic, schema)
+    return _with_metadata(after_t, _metadata_spec(metadata))
+
+
+def _with_metadata(after_t: TypeInformation, meta: List[Tuple[str, str]]) -> TypeInformation:
+    names = list(after_t.get_field_names())
+    types = list(after_t.get_field_types())
+    for column, key in meta:
+        if column in names:
+            raise ValueError(f"metadata column {column!r} clashes with a column of the table")
+        names.append(column)
+        types.append(METADATA_COLUMNS[key][0]())
+    return Types.ROW_NAMED(names, types)
+
+
+# -- the decode operator ------------------------------------------------------------------------------
+
+class DebeziumDecodeFunction(ProcessFunction):
+    """Shim rows -> changelog ``Row``s (see the module docstring).
+
+    ``on_error`` as :class:`serdes.flink.DecodeFunction` (``"fail"``, ``"dead_letter"``,
+    ``"skip"``) for undecodable records *and* malformed envelopes; ``on_truncate``: ``"fail"``
+    raises :class:`serdes.UnsupportedChangeError` (then ``on_error`` applies), ``"skip"`` drops
+    and counts it.  Metrics: ``serdes_decoded``, ``serdes_failed``, ``serdes_tombstones``,
+    ``serdes_truncates``, ``serdes_inserts``, ``serdes_updates``, ``serdes_deletes``.
+    """
+
+    def __init__(
+        self,
+        value: SerdeSpec,
+        key: Optional[SerdeSpec],
+        converter: _RecordToRow,
+        metadata: List[Tuple[str, str]],
+        mode: str = RETRACT,
+        on_error: str = ON_ERROR_FAIL,
+        on_truncate: str = ON_ERROR_FAIL,
+    ) -> None:
+        if on_error not in (ON_ERROR_FAIL, ON_ERROR_DEAD_LETTER, ON_ERROR_SKIP):
+            raise ValueError(f"on_error must be 'fail', 'dead_letter' or 'skip', not {on_error!r}")
+        if on_truncate not in (ON_ERROR_FAIL, ON_ERROR_SKIP):
+            raise ValueError(f"on_truncate must be 'fail' or 'skip', not {on_truncate!r}")
+        if mode not in (RETRACT, UPSERT):
+            raise ValueError(f"changelog_mode must be 'retract' or 'upsert', not {mode!r}")
+        self.value_spec, self.key_spec = value, key
+        self.names = list(converter.names) + [c for c, _ in metadata]
+        self.after_names = list(converter.names)
+        self.convs = converter.convs
+        self.meta_keys = [k for _, k in metadata]
+        self.mode, self.on_error, self.on_truncate = mode, on_error, on_truncate
+
+    def open(self, runtime_context) -> None:
+        self._value_de, self._key_de = _create_in_worker(self.value_spec, self.key_spec)
+        self._meta = [METADATA_COLUMNS[k][1] for k in self.meta_keys]
+        g = runtime_context.get_metrics_group()
+        self._decoded = g.counter("serdes_decoded")
+        self._failed = g.counter("serdes_failed")
+        self._tombstones = g.counter("serdes_tombstones")
+        self._truncates = g.counter("serdes_truncates")
+        self._inserts = g.counter("serdes_inserts")
+        self._updates = g.counter("serdes_updates")
+        self._deletes = g.counter("serdes_deletes")
+
+    def _row(self, rec: Dict[str, Any], kind: RowKind, change: Change) -> Row:
+        if self.convs is None:
+            values = [rec.get(n) for n in self.after_names]
+        else:
+            values = [c(rec.get(n)) for n, c in zip(self.after_names, self.convs)]
+        for m in self._meta:
+            values.append(m(change))
+        row = Row(*values)
+        row.set_field_names(self.names)
+        row.set_row_kind(kind)
+        return row
+
+    def rows(self, change: Change) -> List[Row]:
+        op = change.op
+        if op is Op.CREATE or op is Op.READ:
+            return [self._row(change.after, RowKind.INSERT, change)]
+        if op is Op.UPDATE:
+            if self.mode == UPSERT:
+                return [self._row(change.after, RowKind.UPDATE_AFTER, change)]
+            return [self._row(change.before, RowKind.UPDATE_BEFORE, change),
+                    self._row(change.after, RowKind.UPDATE_AFTER, change)]
+        return [self._row(change.before, RowKind.DELETE, change)]
+
+    def process_element(self, row, ctx):
+        topic, partition, offset, _ts, raw_key, raw_value, headers = row
+        if raw_value is None:
+            self._tombstones.inc()
+            return
+        field = MessageField.VALUE
+        try:
+            value = self._value_de(raw_value, FlinkSerializationContext(topic, field, headers, partition, offset))
+            key = raw_key
+            if self._key_de is not None and raw_key is not None:
+                field = MessageField.KEY
+                key = self._key_de(raw_key, FlinkSerializationContext(topic, field, headers, partition, offset))
+            field = MessageField.VALUE
+            change = parse_change(value, key, self.mode == RETRACT, RecordLocation(topic, field, partition, offset))
+            if change.op is Op.TRUNCATE:
+                if self.on_truncate == ON_ERROR_SKIP:
+                    self._truncates.inc()
+                    return
+                table = (change.source or {}).get("table")
+                raise UnsupportedChangeError(
+                    f"Debezium truncate event (op 't') of table {table!r} cannot be expressed in a "
+                    "changelog stream; on_truncate='skip' drops it (counted in serdes_truncates)",
+                    RecordLocation(topic, field, partition, offset),
+                )
+            out = self.rows(change)        # all rows of a change are built before any is emitted
+        except Exception as exc:  # noqa: BLE001 - every failure is a poison pill
+            self._failed.inc()
+            err = _locate(exc, topic, partition, offset, field)
+            if self.on_error == ON_ERROR_FAIL:
+                raise err from exc
+            if self.on_error == ON_ERROR_DEAD_LETTER:
+                yield DEAD_LETTER_TAG, _dead_letter_row(row, err)
+            return
+        self._decoded.inc()
+        (self._updates if change.op is Op.UPDATE else self._deletes if change.op is Op.DELETE
+         else self._inserts).inc()
+        for r in out:
+            yield r
+
+
+def read_debezium(
+    env,
+    bootstrap_servers: str,
+    topics: Union[str, Sequence[str]],
+    value: SerdeSpec,
+    key: Optional[SerdeSpec] = None,
+    schema: Any = None,
+    metadata: Union[None, Sequence[str], Mapping[str, str]] = None,
+    changelog_mode: str = RETRACT,
+    on_error: str = ON_ERROR_FAIL,
+    on_truncate: str = ON_ERROR_FAIL,
+    group_id: Optional[str] = None,
+    starting_offsets: Any = None,
+    bounded: bool = False,
+    properties: Optional[Dict[str, str]] = None,
+    name: Optional[str] = None,
+) -> DataStream:
+    """Debezium topic(s) -> ``DataStream`` of ``Row``s with ``RowKind`` set, for
+    ``t_env.from_changelog_stream(stream)``.
+
+    ``value``: ``sf.avro(registry)``, ``sf.json_schema(registry, schema)`` or
+    ``sf.protobuf(EnvelopeClass, registry)``.  The row type is the envelope's ``after`` type:
+    Protobuf from the class; Avro/JSON from ``schema=`` (the envelope schema), else the spec's
+    ``schema_str``, else the latest version of ``<first topic>-value`` in the registry, fetched
+    now and then used as the reader schema (so older and newer writer versions decode by the
+    format's evolution rules and always fit the row type).  All topics must share that row type.
+
+    ``key``: the key deserializer; needed for deletes without ``before`` in upsert mode.
+    ``metadata``: extra columns after the table's, from :data:`METADATA_COLUMNS` (``db``,
+    ``schema``, ``table``, ``source_ts_ms``, ``ts_ms``, ``lsn``, ``position``, ``op``, ``tx_id``,
+    ...), a list (column = name) or a ``{column: name}`` dict.
+    ``changelog_mode``: ``"retract"`` (``before`` required on u/d; -U/+U pairs) or
+    ``"upsert"`` (REPLICA IDENTITY DEFAULT: u -> +U only, d -> -D of ``before`` or the key;
+    declare the primary key in ``from_changelog_stream``'s schema with ``ChangelogMode.upsert()``).
+    ``on_error`` / ``on_truncate``: see :class:`DebeziumDecodeFunction`; dead letters via
+    :func:`serdes.flink.dead_letters` / :func:`serdes.flink.write_dead_letters`.
+    """
+    topic_list = [topics] if isinstance(topics, str) else list(topics)
+    meta = _metadata_spec(metadata)
+    spec, after_t, converter = _after_row(value, topic_list[0], schema)
+    row_t = _with_metadata(after_t, meta)
+    fn = DebeziumDecodeFunction(spec, key, converter, meta, changelog_mode, on_error, on_truncate)
+    rows = read_records(
+        env, bootstrap_servers, topic_list, name=name or f"debezium:{','.join(topic_list)}",
+        group_id=group_id, starting_offsets=starting_offsets, bounded=bounded, properties=properties,
+    )
+    return rows.process(fn, output_type=row_t).name("serdes-debezium")

@@ -442,11 +442,32 @@ class LocalFlinkCluster:
         got = self.rest(f"/jobs/{job_id}/metrics?get=numRestarts") or []
         return int(float(got[0]["value"])) if got else 0  # type: ignore[index]
 
-    def cancel(self, job_id: str) -> None:
+    def cancel(self, job_id: str, timeout: float = 60.0) -> None:
+        """Cancel the job and wait until it is in a terminal state (its slots are released)."""
         try:
             self.rest(f"/jobs/{job_id}", method="PATCH")
         except urllib.error.HTTPError:
             pass
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.job(job_id)["state"] in ("CANCELED", "FAILED", "FINISHED"):
+                    return
+            except OSError:
+                return
+            time.sleep(0.3)
+
+    def wait_for_free_slots(self, slots: int, timeout: float = 60.0) -> None:
+        """Block until ``slots`` slots are free (a finished job releases its slots asynchronously)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            ov = self.overview()
+            if ov["slots-available"] >= slots:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {ov['slots-available']} of {ov['slots-total']} slots free "
+                                   f"after {timeout:.0f}s, wanted {slots}")
+            time.sleep(0.3)
 
     def stop_with_savepoint(self, job_id: str, target: str | os.PathLike | None = None,
                             timeout: float = FLINK_JOB_TIMEOUT) -> str:

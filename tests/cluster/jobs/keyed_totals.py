@@ -89,7 +89,8 @@ def main(argv=None) -> None:
     ap.add_argument("--group", required=True)
     ap.add_argument("--parallelism", type=int, default=4)
     ap.add_argument("--checkpoint-ms", type=int, default=1000)
-    ap.add_argument("--restart-attempts", type=int, default=20)
+    # generous: after a TaskManager dies, restarts fail fast until a new one registered its slots
+    ap.add_argument("--restart-attempts", type=int, default=60)
     ap.add_argument("--state-version", default="v1")
     args = ap.parse_args(argv)
     registry = json.loads(args.registry)
@@ -97,7 +98,7 @@ def main(argv=None) -> None:
     env = sf.create_env(parallelism=args.parallelism, config={
         "restart-strategy.type": "fixed-delay",
         "restart-strategy.fixed-delay.attempts": str(args.restart_attempts),
-        "restart-strategy.fixed-delay.delay": "1 s",
+        "restart-strategy.fixed-delay.delay": "2 s",
     })
     env.enable_checkpointing(args.checkpoint_ms)
     orders = sf.read_kafka(env, args.bootstrap, args.input, sf.avro(registry), group_id=args.group).uid("orders")

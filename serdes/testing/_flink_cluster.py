@@ -128,7 +128,7 @@ class LocalFlinkCluster:
         workdir: str | os.PathLike | None = None,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         jobmanager_memory: str = "800m",
-        taskmanager_memory: str = "1g",
+        taskmanager_memory: str = "1280m",
         state_backend: str = "rocksdb",
         python: str | None = None,
         config: dict[str, object] | None = None,
@@ -201,9 +201,11 @@ class LocalFlinkCluster:
             "taskmanager.rpc.port": "0",
             "taskmanager.data.port": "0",
             "taskmanager.numberOfTaskSlots": self.slots,
-            # small: 2 cores / shared machine.  1 GiB leaves ~200 MiB task heap per TaskManager.
+            # small: 2 cores / shared machine; ~270 MiB task heap per TaskManager.  Metaspace is
+            # generous: every job loads the Kafka connector's classes in its own class loader, and
+            # 160 MiB ran out (OutOfMemoryError: Metaspace) after about six jobs on one TaskManager
             "taskmanager.memory.process.size": self.taskmanager_memory,
-            "taskmanager.memory.jvm-metaspace.size": "160m",
+            "taskmanager.memory.jvm-metaspace.size": "384m",
             "taskmanager.memory.jvm-overhead.min": "128m",
             "taskmanager.memory.framework.off-heap.size": "64m",
             "taskmanager.memory.managed.fraction": "0.3",
@@ -434,7 +436,12 @@ class LocalFlinkCluster:
                 raise FlinkJobFailed(f"job {job_id} is {state}, wanted {'/'.join(states)}:\n{text[-6000:]}",
                                      job_id, state, text)
             time.sleep(0.5)
-        raise TimeoutError(f"job {job_id} still {state} after {timeout:.0f}s, wanted {'/'.join(states)}")
+        ov = self.overview()
+        raise TimeoutError(
+            f"job {job_id} still {state} after {timeout:.0f}s, wanted {'/'.join(states)}"
+            f"{' with every task RUNNING' if running_tasks else ''} "
+            f"({ov.get('taskmanagers')} TaskManagers, {ov.get('slots-available')}/{ov.get('slots-total')} "
+            f"slots free); last failure:\n{self.job_exception(job_id)[-4000:]}")
 
     def completed_checkpoints(self, job_id: str) -> int:
         info = self.rest(f"/jobs/{job_id}/checkpoints") or {}
@@ -474,7 +481,8 @@ class LocalFlinkCluster:
 
     def stop_with_savepoint(self, job_id: str, target: str | os.PathLike | None = None,
                             timeout: float = FLINK_JOB_TIMEOUT) -> str:
-        """Stop the job with a savepoint (REST ``/jobs/<id>/stop``) and return its path."""
+        """Stop the job with a savepoint (REST ``/jobs/<id>/stop``), wait until it is FINISHED
+        and return the savepoint's path."""
         body = {"targetDirectory": str(target or self.savepoint_dir), "drain": False}
         trigger = self.rest(f"/jobs/{job_id}/stop", method="POST", body=body)
         request_id = trigger["request-id"]  # type: ignore[index]
@@ -484,6 +492,7 @@ class LocalFlinkCluster:
             if status.get("status", {}).get("id") == "COMPLETED":  # type: ignore[union-attr]
                 op = status.get("operation", {})  # type: ignore[union-attr]
                 if "location" in op:
+                    self.wait_for_job(job_id, "FINISHED", timeout=timeout)  # stopped, slots released
                     return op["location"]
                 raise FlinkJobFailed(f"savepoint of {job_id} failed: {op.get('failure-cause')}",
                                      job_id, "SAVEPOINT_FAILED", json.dumps(op))

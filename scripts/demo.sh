@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# The main job: `bash scripts/demo.sh`.  Installs serdes with its PyFlink extra if needed, then
-# runs `python -m serdes.demo`, which starts a local Kafka broker and Apicurio registry (fetched
-# from Maven Central into ~/.cache/serdes on first use), produces Avro, Protobuf and JSON records
-# (with a few poison pills), runs a PyFlink job that decodes them, keeps running totals in keyed
-# state and writes the results with the registry serializers, then prints a summary.
+# The main job: `bash scripts/demo.sh [--local] [-n N]`.  Installs serdes with its PyFlink extra if
+# needed, then runs `python -m serdes.demo`, which starts a local Kafka broker and Apicurio
+# registry (fetched from Maven Central into ~/.cache/serdes on first use) and, at the same time, a
+# standalone Flink cluster from the apache-flink wheel (1 JobManager + 2 TaskManagers, local
+# processes), produces Avro, Protobuf and JSON records (with a few poison pills), submits a
+# PyFlink job with `flink run --python` that decodes them, keeps running totals in keyed state and
+# writes the results with the registry serializers, prints its phases and a summary.  `--local`
+# runs the job in-process on a MiniCluster instead.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

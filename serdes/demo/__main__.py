@@ -1,13 +1,16 @@
 """``python -m serdes.demo``: Kafka -> PyFlink (decode, keyed state, encode) -> Kafka.
 
 1. starts a local Kafka broker + schema registry (``serdes.testing``) unless ``--bootstrap`` and
-   ``--registry`` point at running ones;
+   ``--registry`` point at running ones, and, at the same time, a standalone Flink cluster of
+   local processes (one JobManager, two TaskManagers with two slots each, RocksDB);
 2. produces sample orders as Avro, Protobuf and JSON Schema records (prefix framing) plus a
    couple of poison pills per topic;
-3. runs one PyFlink job: per format ``read_kafka`` (dead-letter mode) -> key_by customer ->
-   running count/sum in keyed ValueState -> ``write_kafka`` with the registry serializers;
-   the three dead-letter side outputs go to one dead-letter topic;
-4. prints progress while the job runs and a summary (in, out, dead-lettered, throughput).
+3. submits the job in ``serdes/demo/_job.py`` with ``flink run --python`` (as a user submits
+   one): per format ``read_kafka`` (dead-letter mode) -> key_by customer -> running count/sum in
+   keyed ValueState -> ``write_kafka`` with the registry serializers, dead letters to one topic;
+   ``--local`` runs the same job in this process on a MiniCluster instead;
+4. prints the phases (cluster start, submission, task deployment, Python worker start-up, first
+   records) and progress while the job runs, then a summary (in, out, dead-lettered, throughput).
 """
 
 from __future__ import annotations
@@ -20,108 +23,31 @@ import threading
 import time
 import uuid
 
-from pyflink.common import Types
-from pyflink.datastream import KeyedProcessFunction
-from pyflink.datastream.state import ValueStateDescriptor
+from pathlib import Path
 
 from serdes import flink as sf
+from serdes.demo._job import (  # noqa: F401 - re-exported: the schemas are the demo's public surface
+    ORDER_AVRO,
+    ORDER_JSON,
+    POISON,
+    TOTAL_AVRO,
+    TOTAL_JSON,
+    build_job,
+    quiet_beam_gcs_warning,
+)
+from serdes.demo.orders_pb2 import Order
 from serdes.flink._codecs import DEFAULT_REGISTRY_TIMEOUT
-from serdes.demo.orders_pb2 import CustomerTotal, Order
 
-ORDER_AVRO = json.dumps(
-    {
-        "type": "record",
-        "name": "Order",
-        "namespace": "serdes.demo",
-        "fields": [
-            {"name": "order_id", "type": "string"},
-            {"name": "customer", "type": "string"},
-            {"name": "amount_cents", "type": "long"},
-            {"name": "currency", "type": "string"},
-        ],
-    }
-)
-TOTAL_AVRO = json.dumps(
-    {
-        "type": "record",
-        "name": "CustomerTotal",
-        "namespace": "serdes.demo",
-        "fields": [
-            {"name": "customer", "type": "string"},
-            {"name": "count", "type": "long"},
-            {"name": "total_cents", "type": "long"},
-        ],
-    }
-)
-ORDER_JSON = json.dumps(
-    {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "title": "Order",
-        "type": "object",
-        "properties": {
-            "order_id": {"type": "string"},
-            "customer": {"type": "string"},
-            "amount_cents": {"type": "integer"},
-            "currency": {"type": "string"},
-        },
-        "required": ["order_id", "customer", "amount_cents"],
-    }
-)
-TOTAL_JSON = json.dumps(
-    {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "title": "CustomerTotal",
-        "type": "object",
-        "properties": {
-            "customer": {"type": "string"},
-            "count": {"type": "integer"},
-            "total_cents": {"type": "integer"},
-        },
-        "required": ["customer", "count", "total_cents"],
-    }
-)
-POISON = [b"\x07definitely not a registry frame", b"\x00\x00\x00"]
+JOB_FILE = Path(__file__).with_name("_job.py")
+OUT_ROLES = ("out-avro", "out-protobuf", "out-json")
+#: shown instead of the message itself (dropped in this process, in the job's client, and written only
+#: to the TaskManager logs by the cluster's Python workers)
+GCS_NOTE = ("Beam's \"Failed to import GCSFileSystem\" warning is hidden: it means google-cloud-storage is "
+            "not installed, so Beam skips its Google Cloud Storage filesystem, which this job never uses")
 
 
 def log(msg: str) -> None:
     print(f"[demo] {msg}", flush=True)
-
-
-class DictTotals(KeyedProcessFunction):
-    """dict order -> dict running total per customer (state: (count, total) tuple)."""
-
-    def open(self, runtime_context):
-        self.state = runtime_context.get_state(
-            ValueStateDescriptor("total", Types.TUPLE([Types.LONG(), Types.LONG()]))
-        )
-
-    def process_element(self, order, ctx):
-        count, total = self.state.value() or (0, 0)
-        count, total = count + 1, total + order["amount_cents"]
-        self.state.update((count, total))
-        yield {"customer": order["customer"], "count": count, "total_cents": total}
-
-
-class ProtoTotals(KeyedProcessFunction):
-    """Order -> CustomerTotal; both travel and sit in state as protobuf bytes."""
-
-    def open(self, runtime_context):
-        self.state = runtime_context.get_state(sf.ProtobufValueStateDescriptor("total", CustomerTotal))
-
-    def process_element(self, order, ctx):
-        t = self.state.value() or CustomerTotal(customer=order.customer)
-        t.count += 1
-        t.total_cents += order.amount_cents
-        self.state.update(t)
-        yield t
-
-
-def _customer(o):
-    return o["customer"]
-
-
-def _proto_customer(o):
-    return o.customer
 
 
 def produce_inputs(bootstrap, registry, topics, n):
@@ -165,36 +91,6 @@ def produce_inputs(bootstrap, registry, topics, n):
     return total
 
 
-def build_job(env, bootstrap, registry, topics):
-    dead = []
-    # Avro
-    avro_in = sf.read_kafka(env, bootstrap, topics["in-avro"], sf.avro(registry), bounded=True, on_error="dead_letter")
-    dead.append(sf.dead_letters(avro_in))
-    avro_totals = avro_in.key_by(_customer, key_type=Types.STRING()).process(DictTotals())
-    sf.write_kafka(avro_totals, bootstrap, topics["out-avro"], sf.avro_serializer(registry, TOTAL_AVRO),
-                   key_fn=_customer)
-    # JSON Schema
-    json_in = sf.read_kafka(env, bootstrap, topics["in-json"], sf.json_schema(registry, ORDER_JSON), bounded=True,
-                            on_error="dead_letter")
-    dead.append(sf.dead_letters(json_in))
-    json_totals = json_in.key_by(_customer, key_type=Types.STRING()).process(DictTotals())
-    sf.write_kafka(json_totals, bootstrap, topics["out-json"], sf.json_serializer(registry, TOTAL_JSON),
-                   key_fn=_customer)
-    # Protobuf: messages travel between operators and sit in state as protobuf bytes
-    proto_in = sf.read_kafka(env, bootstrap, topics["in-protobuf"], sf.protobuf(Order, registry), bounded=True,
-                             on_error="dead_letter", output_type=sf.ProtobufTypeInformation(Order))
-    dead.append(sf.dead_letters(proto_in))
-    proto_totals = proto_in.key_by(_proto_customer, key_type=Types.STRING()).process(
-        ProtoTotals(), output_type=sf.ProtobufTypeInformation(CustomerTotal)
-    )
-    sf.write_kafka(proto_totals, bootstrap, topics["out-protobuf"],
-                   sf.protobuf_serializer(CustomerTotal, registry), key_fn=_proto_customer)
-    # dead letters of all three -> one topic (raw bytes, reason + coordinates in headers)
-    rows = dead[0].union(*dead[1:]).map(sf.DeadLetterToProducerRow(topics["dead-letters"]),
-                                        output_type=sf.PRODUCER_ROW_TYPE)
-    rows.sink_to(sf.kafka_record_sink(bootstrap, topics["dead-letters"])).name("dead-letters")
-
-
 class _Counter(threading.Thread):
     """Counts records on the output topics while the job runs (for progress lines)."""
 
@@ -227,25 +123,151 @@ class _Counter(threading.Thread):
         self.c.close()
 
 
-def main(argv=None) -> int:
+def _start_everything(stack, args, cluster):
+    """Kafka + registry (unless given) and the Flink cluster (unless ``--local`` or given), in
+    parallel: both are JVMs that take 10-30 s to come up."""
+    failures: list = []
+    threads = []
+    result: dict = {}
+
+    def servers():
+        from serdes.testing import LocalServers
+
+        log("starting local Kafka + schema registry (first run downloads them with mvn) ...")
+        t = time.monotonic()
+        s = LocalServers()
+        stack.callback(s.stop)
+        s.start()
+        result["servers"] = (s.bootstrap_servers, s.registry_url)
+        log(f"Kafka + registry up in {time.monotonic() - t:.0f}s: kafka {s.bootstrap_servers}, "
+            f"registry {s.registry_url}")
+
+    def flink():
+        from serdes.testing import LocalFlinkCluster
+
+        log("starting a standalone Flink cluster: 1 JobManager + 2 TaskManagers x 2 slots (local processes) ...")
+        c = LocalFlinkCluster(progress=lambda line: log(line))
+        stack.callback(c.cleanup)
+        c.start()
+        result["cluster"] = c
+
+    todo = []
+    if not (args.bootstrap and args.registry):
+        todo.append(servers)
+    if not args.local and cluster is None:
+        todo.append(flink)
+    for fn in todo:
+        def run(fn=fn):
+            try:
+                fn()
+            except BaseException as exc:  # noqa: BLE001 - re-raised below
+                failures.append(exc)
+        threads.append(threading.Thread(target=run, daemon=True))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise failures[0]
+    bootstrap, registry = result.get("servers", (args.bootstrap, args.registry))
+    return bootstrap, registry, result.get("cluster", cluster)
+
+
+def _run_local(args, bootstrap, registry, topics, counter):
+    """The job in this process on a MiniCluster; returns (failure or None, wall seconds)."""
+    log("building the job and starting a MiniCluster in this process (--local) ...")
+    quiet_beam_gcs_warning()
+    env = sf.create_env(parallelism=args.parallelism)
+    build_job(env, bootstrap, registry, topics)
+    t0 = time.monotonic()
+    failure = []
+
+    def run_job():
+        try:
+            sf.execute(env, "serdes demo")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failure.append(exc)
+
+    job = threading.Thread(target=run_job, daemon=True)
+    job.start()
+    log("job running: decode (avro, protobuf, json) -> key_by customer + keyed state -> encode")
+    while job.is_alive():
+        job.join(2.0)
+        if job.is_alive():
+            phase = "processing" if counter.out else "MiniCluster + Python workers starting"
+            log(f"{time.monotonic() - t0:5.1f}s  [{phase}]  out {counter.out:>6}/{3 * args.records}  "
+                f"dead-lettered {len(counter.dead)}")
+    return (failure[0] if failure else None), time.monotonic() - t0
+
+
+def _phase(info: dict, out: int) -> str:
+    """What the job is doing, from its REST state (vertex statuses) and the output seen so far."""
+    state = info.get("state", "?")
+    if state != "RUNNING":
+        return {"CREATED": "scheduling", "INITIALIZING": "scheduling"}.get(state, state.lower())
+    statuses = [v["status"] for v in info.get("vertices", [])]
+    running = sum(1 for st in statuses if st in ("RUNNING", "FINISHED"))
+    if any(st in ("CREATED", "SCHEDULED", "DEPLOYING") for st in statuses):
+        return f"deploying tasks to the TaskManagers ({running}/{len(statuses)} running)"
+    if running < len(statuses):
+        # a Python operator's open() starts its Python worker (Beam harness, imports, serdes)
+        return f"tasks initializing: Python workers starting ({running}/{len(statuses)} running)"
+    if out == 0:
+        return "running, waiting for the first records"
+    return "processing"
+
+
+def _run_on_cluster(args, cluster, bootstrap, registry, topics, counter):
+    """Submit with ``flink run --python`` and follow the job; returns (failure or None, seconds)."""
+    from serdes.flink import kafka_connector_jar, shim_jar
+
+    connector = kafka_connector_jar()
+    jars = [connector, shim_jar(connector)]
+    t0 = time.monotonic()
+    log(f"submitting: flink run --detached --python {JOB_FILE.name} (the client runs the script to build "
+        f"the job graph and ships it with the connector + shim jars) ...")
+    job_id = cluster.submit(JOB_FILE, ["--bootstrap", bootstrap, "--registry", registry,
+                                       "--topics", json.dumps(topics), "--parallelism", str(args.parallelism)],
+                            jars=jars)
+    log(f"submitted job {job_id} in {time.monotonic() - t0:.0f}s ({cluster.rest_url}/#/job/running/{job_id})")
+    log("job: decode (avro, protobuf, json) -> key_by customer + keyed state -> encode")
+    phase, last_print, first_seen = None, 0.0, False
+    while True:
+        info = cluster.job(job_id)
+        state = info["state"]
+        if state in ("FINISHED", "FAILED", "CANCELED"):
+            break
+        now = time.monotonic()
+        current = _phase(info, counter.out)
+        if counter.out and not first_seen:
+            first_seen = True
+            log(f"first records out {now - t0:.1f}s after submission")
+        if current != phase or now - last_print >= 2.0:
+            log(f"{now - t0:5.1f}s  [{current}]  out {counter.out:>6}/{3 * args.records}  "
+                f"dead-lettered {len(counter.dead)}")
+            phase, last_print = current, now
+        time.sleep(0.5)
+    elapsed = time.monotonic() - t0
+    if state != "FINISHED":
+        text = cluster.job_exception(job_id)
+        err = sf.find_record_error(text)
+        return (err or RuntimeError(f"job {job_id} {state}: {text[-3000:]}")), elapsed
+    return None, elapsed
+
+
+def main(argv=None, *, cluster=None) -> int:
+    """Run the demo; ``cluster``: a started :class:`serdes.testing.LocalFlinkCluster` to use."""
     ap = argparse.ArgumentParser(prog="python -m serdes.demo", description=__doc__.split("\n")[0])
     ap.add_argument("-n", "--records", type=int, default=5000, help="good records per format (default 5000)")
     ap.add_argument("--bootstrap", help="use this Kafka instead of starting one")
     ap.add_argument("--registry", help="use this schema registry URL instead of starting one")
     ap.add_argument("--parallelism", type=int, default=1)
+    ap.add_argument("--local", action="store_true",
+                    help="run the job in this process on a MiniCluster instead of a standalone cluster")
     args = ap.parse_args(argv)
 
     with contextlib.ExitStack() as stack:
-        if args.bootstrap and args.registry:
-            bootstrap, registry = args.bootstrap, args.registry
-        else:
-            from serdes.testing import local_servers
-
-            log("starting local Kafka + schema registry (first run downloads them with mvn)...")
-            t = time.monotonic()
-            s = stack.enter_context(local_servers())
-            bootstrap, registry = s.bootstrap_servers, s.registry_url
-            log(f"servers up in {time.monotonic() - t:.0f}s: kafka {bootstrap}, registry {registry}")
+        bootstrap, registry, cluster = _start_everything(stack, args, cluster)
 
         run = uuid.uuid4().hex[:6]
         topics = {k: f"demo-{k}-{run}" for k in
@@ -255,32 +277,17 @@ def main(argv=None) -> int:
         log(f"produced {produced} records ({3 * args.records} good, {produced - 3 * args.records} poison) "
             f"in {time.monotonic() - t:.1f}s")
 
-        env = sf.create_env(parallelism=args.parallelism)
-        build_job(env, bootstrap, registry, topics)
-        counter = _Counter(bootstrap, [topics[k] for k in ("out-avro", "out-protobuf", "out-json")],
-                           topics["dead-letters"])
+        counter = _Counter(bootstrap, [topics[k] for k in OUT_ROLES], topics["dead-letters"])
         counter.start()
-        t0 = time.monotonic()
-        failure = []
-
-        def run_job():
-            try:
-                sf.execute(env, "serdes demo")
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                failure.append(exc)
-
-        job = threading.Thread(target=run_job, daemon=True)
-        job.start()
-        log("job running: decode (avro, protobuf, json) -> key_by customer + keyed state -> encode")
-        while job.is_alive():
-            job.join(2.0)
-            if job.is_alive():
-                log(f"{time.monotonic() - t0:5.1f}s  out {counter.out:>6}/{3 * args.records}  "
-                    f"dead-lettered {len(counter.dead)}")
-        elapsed = time.monotonic() - t0
-        if failure:
+        if args.local:
+            failure, elapsed = _run_local(args, bootstrap, registry, topics, counter)
+            where = "MiniCluster + Python worker start-up"
+        else:
+            failure, elapsed = _run_on_cluster(args, cluster, bootstrap, registry, topics, counter)
+            where = "submission, task deployment + Python worker start-up"
+        if failure is not None:
             counter.stop.set()
-            log(f"job failed: {failure[0]}")
+            log(f"job failed: {failure}")
             return 1
         deadline = time.monotonic() + 15
         while (counter.out < 3 * args.records or len(counter.dead) < produced - 3 * args.records) \
@@ -289,19 +296,21 @@ def main(argv=None) -> int:
         counter.stop.set()
         counter.join(5)
         log("summary")
+        print(f"  ran on           : {'MiniCluster (--local)' if args.local else 'standalone cluster ' + cluster.rest_url}")
         print(f"  records in       : {produced}")
-        print(f"  records out      : {counter.out}  (3 topics: {', '.join(topics[k] for k in ('out-avro', 'out-protobuf', 'out-json'))})")
+        print(f"  records out      : {counter.out}  (3 topics: {', '.join(topics[k] for k in OUT_ROLES)})")
         print(f"  dead-lettered    : {len(counter.dead)}  ({topics['dead-letters']})")
         for m in counter.dead:
             h = dict(m.headers() or [])
             print(f"     {h.get('serdes.dlq.topic', b'').decode()}[{h.get('serdes.dlq.partition', b'').decode()}]"
                   f"@{h.get('serdes.dlq.offset', b'').decode()}: {h.get('serdes.dlq.reason', b'').decode()}")
-        print(f"  job wall time    : {elapsed:.1f}s (includes MiniCluster + Python worker start-up)")
+        print(f"  job wall time    : {elapsed:.1f}s (includes {where})")
         print(f"  throughput       : {produced / elapsed:,.0f} records/s end to end (wall time)")
         if counter.first and counter.last and counter.last > counter.first:
             span = counter.last - counter.first
             print(f"                     {counter.out / span:,.0f} records/s while output flowed "
                   f"({span:.1f}s from first to last output record)")
+        print(f"  note             : {GCS_NOTE}")
         ok = counter.out == 3 * args.records and len(counter.dead) == produced - 3 * args.records
         return 0 if ok else 2
 

@@ -73,8 +73,10 @@ def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: 
 
     * adds the Kafka connector jar (``$SERDES_FLINK_KAFKA_JAR`` or fetched via mvn) and the
       compiled record shim with ``env.add_jars``;
-    * sets ``python.executable`` to ``sys.executable`` (local runs otherwise spawn ``python``
-      from PATH, which may lack serdes/pyflink);
+    * sets ``python.executable`` to ``sys.executable`` unless one is configured already (local
+      runs otherwise spawn ``python`` from PATH, which may lack serdes/pyflink; under
+      ``flink run --pyExecutable PY`` or ``-Dpython.executable=PY`` the workers' interpreter,
+      which on a remote cluster is not the client's, is kept);
     * puts a source checkout of serdes on the Python workers' path (``python.pythonpath``).
 
     Idempotent per environment. Returns ``env``.
@@ -84,7 +86,8 @@ def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: 
     connector = kafka_connector_jar(connector_jar)
     shim = shim_jar(connector)
     env.add_jars(jar_url(connector), jar_url(shim))
-    env.set_python_executable(sys.executable)
+    if not _env_config(env).toMap().get("python.executable"):
+        env.set_python_executable(sys.executable)
     if ship_serdes:
         root = _worker_pythonpath()
         if root is not None:
@@ -109,7 +112,8 @@ def create_env(
     from pyflink.datastream import StreamExecutionEnvironment
 
     conf = Configuration()
-    conf.set_string("python.executable", sys.executable)
+    # python.executable: set by configure() below unless the context (flink run --pyExecutable,
+    # config.yaml) or ``config`` names one
     conf.set_string("python.client.executable", sys.executable)
     if execution_mode:
         conf.set_string("python.execution-mode", execution_mode)

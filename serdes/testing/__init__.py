@@ -6,11 +6,16 @@ schema registry (Apicurio Registry 3, ``/apis/ccompat/v7``) as java processes.
         s.bootstrap_servers   # "127.0.0.1:PORT"
         s.registry_url        # "http://127.0.0.1:PORT/apis/ccompat/v7"
 
+    from serdes.testing import LocalFlinkCluster
+    with LocalFlinkCluster() as cluster:       # JobManager + 2 TaskManagers, local processes
+        cluster.submit("job.py", args=[...])   # flink run --python
+
 CLI: ``python -m serdes.testing fetch`` / ``python -m serdes.testing run``.
 Pure stdlib + confluent-kafka; needs ``java`` (17+) and ``mvn`` on PATH.
 """
 
 from ._maven import MissingToolError, find_java, cache_dir, fetch_all, fetch_apicurio, fetch_kafka, missing_tools
+from ._flink_cluster import FlinkJobFailed, FlinkSubmitError, LocalFlinkCluster, flink_home
 from ._servers import (
     LocalKafka,
     LocalRegistry,
@@ -21,6 +26,10 @@ from ._servers import (
 )
 
 __all__ = [
+    "FlinkJobFailed",
+    "FlinkSubmitError",
+    "LocalFlinkCluster",
+    "flink_home",
     "LocalKafka",
     "LocalRegistry",
     "LocalServers",

@@ -86,6 +86,10 @@ class _JavaServer:
     def _cwd(self) -> Path:
         return self.workdir
 
+    def _environ(self) -> dict[str, str] | None:
+        """Environment of the child (``None``: inherit this process's)."""
+        return None
+
     def _prepare(self) -> None:
         """Fetch artifacts, pick ports, write config (called before each launch)."""
 
@@ -125,6 +129,7 @@ class _JavaServer:
         self._proc = subprocess.Popen(
             self._command(),
             cwd=self._cwd(),
+            env=self._environ(),
             stdin=subprocess.DEVNULL,
             stdout=self._stdout,
             stderr=subprocess.STDOUT,

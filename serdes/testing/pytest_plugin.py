@@ -8,6 +8,8 @@ once per session, only when a test asks for one of these fixtures.
 * ``servers``                – :class:`serdes.testing._backends.TestServers`
   (``.bootstrap_servers``, ``.registry_url``, ``.backend``,
   ``.can_restart_registry``, ``.stop_registry()``, ``.start_registry()``)
+* ``flink_cluster``          – :class:`serdes.testing.LocalFlinkCluster`: a standalone Flink
+  cluster (1 JobManager, 2 TaskManagers x 2 slots, RocksDB) as local processes, once per session
 """
 
 from __future__ import annotations
@@ -70,3 +72,19 @@ def servers(_serdes_servers):
         _serdes_servers, "registry_running", True
     ):
         _serdes_servers.start_registry()
+
+
+@pytest.fixture(scope="session")
+def flink_cluster():
+    """A started :class:`~serdes.testing.LocalFlinkCluster`, stopped (logs deleted unless
+    ``SERDES_KEEP_LOGS=1``) at the end of the session.  A test that kills TaskManagers leaves
+    the others; the fixture tops the cluster up again only through the test (``add_taskmanager``)."""
+    pytest.importorskip("pyflink")
+    from ._flink_cluster import LocalFlinkCluster
+
+    cluster = LocalFlinkCluster(progress=lambda line: print(f"[flink-cluster] {line}", flush=True))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.cleanup()

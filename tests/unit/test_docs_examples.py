@@ -1,6 +1,6 @@
 """Every ```python block in README.md and docs/*.md runs as written.
 
-Blocks that talk to a broker or a registry server read ``KAFKA_BOOTSTRAP`` / ``SCHEMA_REGISTRY_URL``
+Blocks that talk to a broker or a registry server (or start a Flink cluster) read ``KAFKA_BOOTSTRAP`` / ``SCHEMA_REGISTRY_URL``
 from the environment; they run in ``tests/integration/test_docs_examples_integration.py`` against the
 real servers. The rest (confluent-kafka's ``mock://`` registry) run here.
 """
@@ -17,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
-SERVER_MARKERS = ("KAFKA_BOOTSTRAP", "SCHEMA_REGISTRY_URL", "local_servers(")
+# (a standalone Flink cluster example runs with the integration examples too: it starts JVMs)
+SERVER_MARKERS = ("KAFKA_BOOTSTRAP", "SCHEMA_REGISTRY_URL", "local_servers(", "LocalFlinkCluster(")
 
 
 def python_blocks(needs_servers: bool):

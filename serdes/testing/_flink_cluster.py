@@ -1,0 +1,503 @@
+"""A standalone Flink cluster (one JobManager, N TaskManagers) as local processes.
+
+The apache-flink wheel ships the Flink distribution (``pyflink/bin``, ``conf``, ``lib``, ``opt``).
+:class:`LocalFlinkCluster` starts ``jobmanager.sh start-foreground`` and
+``taskmanager.sh start-foreground`` as child processes in their own process groups (the scripts
+``exec`` the JVM, so a child's PID is the JVM's PID and ``kill -9 <pid>`` kills that process),
+with a private ``FLINK_CONF_DIR`` (a copy of the wheel's ``conf`` with a generated
+``config.yaml``), logs, pid files, temp files and checkpoints in one temporary work directory.
+Nothing is written into site-packages.  Every address is 127.0.0.1; ports are free ports.
+
+Jobs are submitted as a user submits them, with the distribution's ``flink run --python``
+(:meth:`LocalFlinkCluster.submit`), not through a MiniCluster in the calling process.
+
+    from serdes.testing import LocalFlinkCluster
+    with LocalFlinkCluster() as cluster:          # 1 JobManager + 2 TaskManagers x 2 slots
+        job_id = cluster.submit("job.py", args=[...], py_files=["jobs/"])
+        cluster.wait_for_job(job_id, "RUNNING")
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Callable, Iterable, Sequence
+
+from ._servers import DEFAULT_START_TIMEOUT, ServerStartError, _JavaServer, _tail, free_port
+
+FLINK_JOB_TIMEOUT = 180.0
+
+#: progress callback: one line of text ("starting JobManager ...")
+Progress = Callable[[str], None]
+
+
+class FlinkSubmitError(RuntimeError):
+    """``flink run`` failed; the message holds its output and the client log tail."""
+
+
+class FlinkJobFailed(RuntimeError):
+    """A job on the cluster reached FAILED (or another terminal state than the awaited one)."""
+
+    def __init__(self, message: str, job_id: str, state: str, exception_text: str = "") -> None:
+        super().__init__(message)
+        self.job_id = job_id
+        self.state = state
+        self.exception_text = exception_text
+
+
+def flink_home() -> Path:
+    """The Flink distribution inside the installed apache-flink wheel."""
+    import pyflink
+
+    home = Path(pyflink.__file__).resolve().parent
+    if not (home / "bin" / "jobmanager.sh").is_file():
+        raise ServerStartError(f"{home} holds no Flink distribution (bin/jobmanager.sh missing)")
+    return home
+
+
+def _base_java_opts() -> str:
+    """``env.java.opts.all`` of the wheel's own config.yaml (the --add-opens Flink needs on 17+)."""
+    import yaml
+
+    conf = yaml.safe_load((flink_home() / "conf" / "config.yaml").read_text()) or {}
+    opts = conf.get("env", {}).get("java", {}).get("opts", {}).get("all", "")
+    return str(opts or "")
+
+
+def _http_json(url: str, method: str = "GET", body: object | None = None, timeout: float = 10) -> object:
+    data = None if body is None else json.dumps(body).encode()
+    req = urllib.request.Request(url, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    with urllib.request.urlopen(req, timeout=timeout) as resp:
+        raw = resp.read()
+    return json.loads(raw) if raw else None
+
+
+class _FlinkProcess(_JavaServer):
+    """One JobManager or TaskManager: a ``*.sh start-foreground`` child with its own log dir."""
+
+    def __init__(self, cluster: "LocalFlinkCluster", name: str, script: str, args: Sequence[str]) -> None:
+        self.name = name
+        self.cluster = cluster
+        super().__init__(cluster.workdir / name, cluster.start_timeout)
+        self.script = script
+        self.args = list(args)
+
+    @property
+    def log_file(self) -> Path:  # Flink names it flink-<user>-<service>-<n>-<host>.log
+        logs = sorted((self.workdir / "log").glob("*.log"))
+        return logs[-1] if logs else self.workdir / "log" / "<none yet>.log"
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def _environ(self) -> dict[str, str]:
+        return self.cluster.environ(log_dir=self.workdir / "log", pid_dir=self.workdir)
+
+    def _command(self) -> list[str]:
+        return ["bash", str(flink_home() / "bin" / self.script), "start-foreground", *self.args]
+
+    def _ready(self) -> bool:
+        return self.cluster._process_ready(self)
+
+
+class LocalFlinkCluster:
+    """One JobManager and ``taskmanagers`` TaskManagers with ``slots`` slots each.
+
+    RocksDB state backend, checkpoints and savepoints under ``<workdir>/checkpoints`` and
+    ``<workdir>/savepoints``.  Heartbeats every 2 s, so a killed TaskManager is noticed in seconds
+    (two refused heartbeats), not after the default 50 s timeout.  ``config`` adds or overrides config.yaml keys.
+    """
+
+    def __init__(
+        self,
+        taskmanagers: int = 2,
+        slots: int = 2,
+        *,
+        workdir: str | os.PathLike | None = None,
+        start_timeout: float = DEFAULT_START_TIMEOUT,
+        jobmanager_memory: str = "800m",
+        taskmanager_memory: str = "1280m",
+        state_backend: str = "rocksdb",
+        python: str | None = None,
+        config: dict[str, object] | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        self._own_workdir = workdir is None
+        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="serdes-flink-"))
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.start_timeout = start_timeout
+        self.taskmanager_count = taskmanagers
+        self.slots = slots
+        self.jobmanager_memory = jobmanager_memory
+        self.taskmanager_memory = taskmanager_memory
+        self.state_backend = state_backend
+        self.python = python or sys.executable
+        self.extra_config = dict(config or {})
+        self.progress = progress or (lambda line: None)
+        self.rest_port: int | None = None
+        self.rpc_port: int | None = None
+        self.jobmanager: _FlinkProcess | None = None
+        self.taskmanagers: list[_FlinkProcess] = []
+        self._tm_serial = 0
+        self.startup_seconds: float | None = None
+
+    # -- addresses ---------------------------------------------------------------------------
+    @property
+    def conf_dir(self) -> Path:
+        return self.workdir / "conf"
+
+    @property
+    def checkpoint_dir(self) -> Path:
+        return self.workdir / "checkpoints"
+
+    @property
+    def savepoint_dir(self) -> Path:
+        return self.workdir / "savepoints"
+
+    @property
+    def rest_url(self) -> str:
+        if self.rest_port is None:
+            raise RuntimeError("LocalFlinkCluster not started")
+        return f"http://127.0.0.1:{self.rest_port}"
+
+    def environ(self, log_dir: Path | None = None, pid_dir: Path | None = None) -> dict[str, str]:
+        """The environment for the cluster's scripts and the ``flink`` CLI."""
+        env = dict(os.environ)
+        env["FLINK_CONF_DIR"] = str(self.conf_dir)
+        env["FLINK_LOG_DIR"] = str(log_dir or self.workdir / "client-log")
+        env["FLINK_PID_DIR"] = str(pid_dir or self.workdir)
+        # find-flink-home.sh asks this Python for pyflink's location
+        env["PYFLINK_PYTHON"] = self.python
+        env.setdefault("PYFLINK_CLIENT_EXECUTABLE", self.python)
+        return env
+
+    # -- config ------------------------------------------------------------------------------
+    def _config(self) -> dict[str, object]:
+        conf: dict[str, object] = {
+            "env.java.opts.all": _base_java_opts(),
+            "jobmanager.rpc.address": "127.0.0.1",
+            "jobmanager.rpc.port": self.rpc_port,
+            "jobmanager.bind-host": "127.0.0.1",
+            "jobmanager.memory.process.size": self.jobmanager_memory,
+            "jobmanager.execution.failover-strategy": "region",
+            "rest.address": "127.0.0.1",
+            "rest.bind-address": "127.0.0.1",
+            "rest.port": self.rest_port,
+            "blob.server.port": "0",
+            "taskmanager.host": "127.0.0.1",
+            "taskmanager.bind-host": "127.0.0.1",
+            "taskmanager.rpc.port": "0",
+            "taskmanager.data.port": "0",
+            "taskmanager.numberOfTaskSlots": self.slots,
+            # small: 2 cores / shared machine; ~270 MiB task heap per TaskManager.  Metaspace is
+            # generous: every job loads the Kafka connector's classes in its own class loader, and
+            # 160 MiB ran out (OutOfMemoryError: Metaspace) after about six jobs on one TaskManager
+            "taskmanager.memory.process.size": self.taskmanager_memory,
+            "taskmanager.memory.jvm-metaspace.size": "384m",
+            "taskmanager.memory.jvm-overhead.min": "128m",
+            "taskmanager.memory.framework.off-heap.size": "64m",
+            "taskmanager.memory.managed.fraction": "0.3",
+            "parallelism.default": "1",
+            "state.backend.type": self.state_backend,
+            "execution.checkpointing.dir": self.checkpoint_dir.as_uri(),
+            "execution.checkpointing.savepoint-dir": self.savepoint_dir.as_uri(),
+            "io.tmp.dirs": str(self.workdir / "tmp"),
+            # a killed process is noticed after heartbeat.rpc-failure-threshold (2) refused heartbeats,
+            # i.e. ~4 s; the timeout only covers a live but unresponsive one, and stays generous
+            # because a loaded 2-core machine can stall a JVM for seconds
+            "heartbeat.interval": "2000",
+            "heartbeat.timeout": "30000",
+            "python.executable": self.python,
+            "python.client.executable": self.python,
+        }
+        conf.update(self.extra_config)
+        return conf
+
+    def _write_conf(self) -> None:
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        src = flink_home() / "conf"
+        for f in src.iterdir():
+            if f.is_file() and f.name != "config.yaml":
+                shutil.copy2(f, self.conf_dir / f.name)
+        (self.workdir / "tmp").mkdir(exist_ok=True)
+        lines = ["# written by serdes.testing.LocalFlinkCluster (flat keys; YAML 1.2 + JSON scalars)"]
+        lines += [f"{key}: {json.dumps(str(value))}" for key, value in self._config().items()]
+        (self.conf_dir / "config.yaml").write_text("\n".join(lines) + "\n")
+
+    # -- health ------------------------------------------------------------------------------
+    def rest(self, path: str, method: str = "GET", body: object | None = None, timeout: float = 10) -> object:
+        """A JobManager REST call (``/overview``, ``/jobs/<id>``, ...); returns the decoded JSON."""
+        return _http_json(self.rest_url + path, method, body, timeout)
+
+    def overview(self) -> dict:
+        return self.rest("/overview", timeout=3)  # type: ignore[return-value]
+
+    def _registered_taskmanagers(self) -> set[str]:
+        tms = self.rest("/taskmanagers", timeout=3) or {}
+        return {tm["id"] for tm in tms.get("taskmanagers", [])}  # type: ignore[union-attr]
+
+    def _process_ready(self, proc: _FlinkProcess) -> bool:
+        if proc is self.jobmanager:
+            self.overview()
+            return True
+        return proc.name in self._registered_taskmanagers()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def _new_taskmanager(self) -> _FlinkProcess:
+        self._tm_serial += 1
+        name = f"taskmanager-{self._tm_serial}"
+        return _FlinkProcess(self, name, "taskmanager.sh", [f"-Dtaskmanager.resource-id={name}"])
+
+    def start(self) -> "LocalFlinkCluster":
+        """Start the JobManager and the TaskManagers; block until /overview shows them all."""
+        t0 = time.monotonic()
+        self.rest_port, self.rpc_port = free_port(), free_port()
+        while self.rpc_port == self.rest_port:
+            self.rpc_port = free_port()
+        self._write_conf()
+        try:
+            self.progress(f"starting Flink JobManager (REST {self.rest_url}) ...")
+            self.jobmanager = _FlinkProcess(self, "jobmanager", "jobmanager.sh", [])
+            self.jobmanager.start()
+            self.progress(
+                f"JobManager up in {time.monotonic() - t0:.0f}s; starting {self.taskmanager_count} "
+                f"TaskManagers x {self.slots} slots ..."
+            )
+            for _ in range(self.taskmanager_count):
+                tm = self._new_taskmanager()
+                tm.launch()
+                self.taskmanagers.append(tm)
+            for tm in self.taskmanagers:
+                tm.wait_ready()
+            self.wait_for_slots(self.taskmanager_count * self.slots)
+        except BaseException:
+            self.stop()
+            raise
+        self.startup_seconds = time.monotonic() - t0
+        ov = self.overview()
+        self.progress(
+            f"Flink cluster up in {self.startup_seconds:.0f}s: {ov['taskmanagers']} TaskManagers, "
+            f"{ov['slots-total']} slots ({self.rest_url})"
+        )
+        return self
+
+    def wait_for_slots(self, slots: int, timeout: float | None = None) -> None:
+        """Block until /overview reports ``slots`` total slots and as many TaskManagers as run."""
+        deadline = time.monotonic() + (timeout or self.start_timeout)
+        want_tms = len([tm for tm in self.taskmanagers if tm.running])
+        ov: dict = {}
+        while time.monotonic() < deadline:
+            try:
+                ov = self.overview()
+                if ov.get("slots-total") == slots and ov.get("taskmanagers") == want_tms:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise ServerStartError(
+            f"Flink cluster: /overview shows {ov.get('taskmanagers')} TaskManagers / "
+            f"{ov.get('slots-total')} slots after {timeout or self.start_timeout:.0f}s, wanted "
+            f"{want_tms} / {slots}.\n{self.log_tail()}"
+        )
+
+    def kill_taskmanager(self, index: int = -1) -> int:
+        """``kill -9`` one TaskManager JVM (by PID) and return that PID."""
+        tm = self.taskmanagers[index]
+        pid = tm.pid
+        if pid is None or not tm.running:
+            raise RuntimeError(f"{tm.name} is not running")
+        os.kill(pid, signal.SIGKILL)
+        tm._proc.wait(10)  # type: ignore[union-attr]
+        tm.stop()  # reap, close the log handle
+        self.taskmanagers.remove(tm)
+        self.progress(f"killed {tm.name} (pid {pid}) with SIGKILL")
+        return pid
+
+    def add_taskmanager(self) -> _FlinkProcess:
+        """Start one more TaskManager (a new resource id) and wait until it registered."""
+        tm = self._new_taskmanager()
+        self.taskmanagers.append(tm)
+        tm.start()
+        self.progress(f"started {tm.name} (pid {tm.pid})")
+        return tm
+
+    def stop(self) -> None:
+        for proc in [*self.taskmanagers, self.jobmanager]:
+            if proc is not None:
+                proc.stop()
+
+    def cleanup(self) -> None:
+        """Stop, and delete the work directory unless ``SERDES_KEEP_LOGS=1``."""
+        self.stop()
+        if self._own_workdir and os.environ.get("SERDES_KEEP_LOGS") != "1":
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def __enter__(self) -> "LocalFlinkCluster":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.cleanup()
+
+    def log_tail(self, lines: int = 40) -> str:
+        parts = []
+        for proc in [self.jobmanager, *self.taskmanagers]:
+            if proc is not None:
+                parts.append(f"=== {proc.name} ===\n{proc.log_tail(lines)}")
+        return "\n".join(parts)
+
+    # -- jobs --------------------------------------------------------------------------------
+    def flink_command(self) -> list[str]:
+        return ["bash", str(flink_home() / "bin" / "flink")]
+
+    def submit(
+        self,
+        job: str | os.PathLike,
+        args: Sequence[str] = (),
+        *,
+        py_files: Iterable[str | os.PathLike] = (),
+        jars: Iterable[str | os.PathLike] = (),
+        python: str | None = None,
+        config: dict[str, object] | None = None,
+        savepoint: str | None = None,
+        timeout: float = FLINK_JOB_TIMEOUT,
+    ) -> str:
+        """``flink run -d --python job [args]`` against this cluster; returns the job id.
+
+        ``jars`` go to ``pipeline.jars`` (shipped with the job to the TaskManagers),
+        ``py_files`` to ``--pyFiles`` (put on the Python workers' path), ``python`` is both the
+        client interpreter (``-pyclientexec``) and the workers' (``--pyExecutable``).
+        """
+        python = python or self.python
+        cmd = [*self.flink_command(), "run", "--detached"]
+        if savepoint:
+            cmd += ["--fromSavepoint", str(savepoint)]
+        jar_list = [Path(j).resolve().as_uri() for j in jars]
+        if jar_list:
+            cmd.append("-Dpipeline.jars=" + ";".join(jar_list))
+        for key, value in (config or {}).items():
+            cmd.append(f"-D{key}={value}")
+        cmd += ["--pyClientExecutable", python, "--pyExecutable", python]
+        files = [str(Path(f).resolve()) for f in py_files]
+        if files:
+            cmd += ["--pyFiles", ",".join(files)]
+        cmd += ["--python", str(Path(job).resolve()), *args]
+        env = self.environ(log_dir=self.workdir / "client-log")
+        proc = subprocess.run(cmd, env=env, cwd=self.workdir, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout)
+        out = proc.stdout + proc.stderr
+        m = re.search(r"JobID ([0-9a-f]{32})", out)
+        if proc.returncode != 0 or m is None:
+            logs = sorted((self.workdir / "client-log").glob("*.log"))
+            tail = _tail(logs[-1], 40) if logs else "<no client log>"
+            raise FlinkSubmitError(
+                f"flink run exited {proc.returncode}:\n{' '.join(cmd)}\n{out[-6000:]}\n--- client log ---\n{tail}"
+            )
+        return m.group(1)
+
+    def job(self, job_id: str) -> dict:
+        return self.rest(f"/jobs/{job_id}")  # type: ignore[return-value]
+
+    def job_exception(self, job_id: str) -> str:
+        try:
+            exc = self.rest(f"/jobs/{job_id}/exceptions") or {}
+        except OSError:
+            return ""
+        root = exc.get("rootException") or ""  # type: ignore[union-attr]
+        hist = exc.get("exceptionHistory", {}).get("entries", [])  # type: ignore[union-attr]
+        return root or (hist[0].get("stacktrace", "") if hist else "")
+
+    def wait_for_job(self, job_id: str, *states: str, timeout: float = FLINK_JOB_TIMEOUT,
+                     running_tasks: bool = False) -> str:
+        """Wait until the job's state is one of ``states`` (and, with ``running_tasks``, every
+        task of it RUNNING); a terminal state not asked for raises :class:`FlinkJobFailed`."""
+        terminal = {"FAILED", "CANCELED", "FINISHED"}
+        deadline = time.monotonic() + timeout
+        state = "?"
+        while time.monotonic() < deadline:
+            info = self.job(job_id)
+            state = info["state"]
+            if state in states:
+                if not running_tasks or all(v["status"] == "RUNNING" for v in info["vertices"]):
+                    return state
+            elif state in terminal:
+                text = self.job_exception(job_id)
+                raise FlinkJobFailed(f"job {job_id} is {state}, wanted {'/'.join(states)}:\n{text[-6000:]}",
+                                     job_id, state, text)
+            time.sleep(0.5)
+        ov = self.overview()
+        raise TimeoutError(
+            f"job {job_id} still {state} after {timeout:.0f}s, wanted {'/'.join(states)}"
+            f"{' with every task RUNNING' if running_tasks else ''} "
+            f"({ov.get('taskmanagers')} TaskManagers, {ov.get('slots-available')}/{ov.get('slots-total')} "
+            f"slots free); last failure:\n{self.job_exception(job_id)[-4000:]}")
+
+    def completed_checkpoints(self, job_id: str) -> int:
+        info = self.rest(f"/jobs/{job_id}/checkpoints") or {}
+        return int(info.get("counts", {}).get("completed", 0))  # type: ignore[union-attr]
+
+    def restarts(self, job_id: str) -> int:
+        """How many times the job restarted (the ``numRestarts`` job metric)."""
+        got = self.rest(f"/jobs/{job_id}/metrics?get=numRestarts") or []
+        return int(float(got[0]["value"])) if got else 0  # type: ignore[index]
+
+    def cancel(self, job_id: str, timeout: float = 60.0) -> None:
+        """Cancel the job and wait until it is in a terminal state (its slots are released)."""
+        try:
+            self.rest(f"/jobs/{job_id}", method="PATCH")
+        except urllib.error.HTTPError:
+            pass
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self.job(job_id)["state"] in ("CANCELED", "FAILED", "FINISHED"):
+                    return
+            except OSError:
+                return
+            time.sleep(0.3)
+
+    def wait_for_free_slots(self, slots: int, timeout: float = 60.0) -> None:
+        """Block until ``slots`` slots are free (a finished job releases its slots asynchronously)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            ov = self.overview()
+            if ov["slots-available"] >= slots:
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"only {ov['slots-available']} of {ov['slots-total']} slots free "
+                                   f"after {timeout:.0f}s, wanted {slots}")
+            time.sleep(0.3)
+
+    def stop_with_savepoint(self, job_id: str, target: str | os.PathLike | None = None,
+                            timeout: float = FLINK_JOB_TIMEOUT) -> str:
+        """Stop the job with a savepoint (REST ``/jobs/<id>/stop``), wait until it is FINISHED
+        and return the savepoint's path."""
+        body = {"targetDirectory": str(target or self.savepoint_dir), "drain": False}
+        trigger = self.rest(f"/jobs/{job_id}/stop", method="POST", body=body)
+        request_id = trigger["request-id"]  # type: ignore[index]
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            status = self.rest(f"/jobs/{job_id}/savepoints/{request_id}") or {}
+            if status.get("status", {}).get("id") == "COMPLETED":  # type: ignore[union-attr]
+                op = status.get("operation", {})  # type: ignore[union-attr]
+                if "location" in op:
+                    self.wait_for_job(job_id, "FINISHED", timeout=timeout)  # stopped, slots released
+                    return op["location"]
+                raise FlinkJobFailed(f"savepoint of {job_id} failed: {op.get('failure-cause')}",
+                                     job_id, "SAVEPOINT_FAILED", json.dumps(op))
+            time.sleep(0.5)
+        raise TimeoutError(f"savepoint of job {job_id} not done after {timeout:.0f}s")
+
+
+__all__ = ["FlinkJobFailed", "FlinkSubmitError", "LocalFlinkCluster", "flink_home"]

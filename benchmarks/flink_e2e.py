@@ -16,13 +16,17 @@ Pipelines (same input topic, same running total per customer, same output record
   (``SUM/COUNT ... OVER (PARTITION BY customer ...)``) with Flink's Java ``avro-confluent``
   format (``flink-sql-avro-confluent-registry`` fetched from Maven Central into the serdes cache).
 
-Parallelism 1, so records/s is per TaskManager slot.  Start-up (MiniCluster, Python workers,
-topic metadata) is removed by running each pipeline with N and with N0 records and timing the
-job's net runtime (Flink's ``JobExecutionResult``, no client-side graph building/submission):
-marginal records/s = (N - N0) / (T(N) - T(N0)).  (The output topic's append times are not used:
-the Python operators emit per bundle, in bursts, which biases a first-to-last-record rate.)
+Parallelism 1, so records/s is per TaskManager slot.  Every Python pipeline runs the same keyed
+function, which notes ``perf_counter()`` at its first and last record (written on ``close()``):
+records/s = (N - 1) / (last - first).  That is the rate at which the whole pipeline pushes records
+through (in steady state all its stages move at the same rate) without the job's start-up
+(MiniCluster, Python workers: 5-15 s, very noisy on a shared machine, which made N-vs-N0 marginal
+rates useless here).  A two-operator pipeline's keyed stage starts after the first upstream bundle,
+so its span misses up to one bundle (<= 1 s, ``python.fn-execution.bundle.time``): that bias favours
+the two-operator pipelines (the baseline).  The SQL job has no Python function: its rate is taken
+between the broker append times (``LogAppendTime`` topic) of its first and last output record.
 
-    python benchmarks/flink_e2e.py [--records 40000] [--small 2000] [--formats avro,protobuf]
+    python benchmarks/flink_e2e.py [--records 40000] [--formats avro,protobuf]
         [--modes process,thread] [--jobs baseline,serdes,kafka-keyed,value-keyed] [--sql]
         [--repeats 3] [--config KEY=VALUE ...] [--bootstrap HOST:PORT --registry URL]
         (default servers: $SERDES_TEST_BOOTSTRAP/$SERDES_TEST_REGISTRY_URL, else serdes.testing)
@@ -43,6 +47,7 @@ import json
 import os
 import platform
 import statistics
+import tempfile
 import sys
 import time
 import uuid
@@ -85,25 +90,57 @@ def order_dict(i):
 
 # --- shared keyed logic -----------------------------------------------------------------------
 
-class DictTotals(KeyedProcessFunction):
+#: where the keyed function of the running job reports its first/last record time.  One path for
+#: the whole run: a local PyFlink worker can hand a later job's function the attribute values of
+#: an earlier job's instance of the same class (seen in process mode: the second job wrote to the
+#: first job's per-job path), so the file is truncated before every job instead.
+TIMING_FILE = os.path.join(tempfile.gettempdir(), f"serdes-flink-e2e-{os.getpid()}.timing")
+
+
+class Timed:
+    """Times the keyed function: perf_counter at its first and last record, written on close().
+
+    Every pipeline runs the same keyed function, so (records - 1) / (last - first) is the rate at
+    which each pipeline gets its records through, without job and Python worker start-up."""
+
+    def __init__(self):
+        self.timing_file = TIMING_FILE
+        self.first = self.last = None
+        self.n = 0
+
+    def tick(self):
+        self.last = time.perf_counter()
+        if self.n == 0:
+            self.first = self.last
+        self.n += 1
+
+    def close(self):
+        if self.timing_file and self.n:
+            with open(self.timing_file, "a") as fh:
+                fh.write(f"{self.first} {self.last} {self.n}\n")
+
+
+class DictTotals(Timed, KeyedProcessFunction):
     def open(self, runtime_context):
         self.state = runtime_context.get_state(
             ValueStateDescriptor("t", Types.TUPLE([Types.LONG(), Types.LONG()])))
 
     def process_element(self, o, ctx):
+        self.tick()
         c, s = self.state.value() or (0, 0)
         c, s = c + 1, s + o["amount_cents"]
         self.state.update((c, s))
         yield {"customer": o["customer"], "count": c, "total_cents": s}
 
 
-class ProtoTotalsPickled(KeyedProcessFunction):
+class ProtoTotalsPickled(Timed, KeyedProcessFunction):
     """Baseline protobuf: messages pickled between operators, state pickled."""
 
     def open(self, runtime_context):
         self.state = runtime_context.get_state(ValueStateDescriptor("t", Types.PICKLED_BYTE_ARRAY()))
 
     def process_element(self, o, ctx):
+        self.tick()
         t = self.state.value() or CustomerTotal(customer=o.customer)
         t.count += 1
         t.total_cents += o.amount_cents
@@ -111,11 +148,12 @@ class ProtoTotalsPickled(KeyedProcessFunction):
         yield t
 
 
-class ProtoTotals(KeyedProcessFunction):
+class ProtoTotals(Timed, KeyedProcessFunction):
     def open(self, runtime_context):
         self.state = runtime_context.get_state(sf.ProtobufValueStateDescriptor("t", CustomerTotal))
 
     def process_element(self, o, ctx):
+        self.tick()
         t = self.state.value() or CustomerTotal(customer=o.customer)
         t.count += 1
         t.total_cents += o.amount_cents
@@ -325,29 +363,64 @@ def count_topic(bootstrap, topic):
     return hi - lo
 
 
+def create_log_append_topic(bootstrap, topic):
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, 1, 1, config={"message.timestamp.type": "LogAppendTime"})])[topic].result(30)
+
+
+def output_span_s(bootstrap, topic):
+    """Seconds between the broker append times of the first and the last record of ``topic``."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-span-{uuid.uuid4().hex[:6]}",
+                  "enable.auto.commit": False})
+    try:
+        lo, hi = c.get_watermark_offsets(TopicPartition(topic, 0), timeout=10)
+        stamps = []
+        for offset in (lo, hi - 1):
+            c.assign([TopicPartition(topic, 0, offset)])
+            m = None
+            while m is None or m.error():
+                m = c.poll(10)
+            stamps.append(m.timestamp()[1])
+            c.unassign()
+        return (stamps[1] - stamps[0]) / 1000
+    finally:
+        c.close()
+
+
 CONFIG: dict = {}
 
 
 def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
-    """Run one pipeline; returns the job's net runtime in seconds (Flink's JobExecutionResult)."""
+    """Run one pipeline; returns (records/s through the keyed function, net runtime s)."""
     env = sf.create_env(execution_mode=mode, config=CONFIG)  # jars + python.executable for all (the baseline needs the connector too)
     t_out = f"bench-out-{kind}-{fmt}-{uuid.uuid4().hex[:6]}"
+    timing = Path(TIMING_FILE)
+    timing.write_text("")
     if kind == "sql":
+        create_log_append_topic(bootstrap, t_out)
         result = sql_job(env, fmt, bootstrap, registry, t_in, t_out)
         result.wait()
         net_ms = result.get_job_client().get_job_execution_result().result().get_net_runtime()
+        rate = (expected - 1) / output_span_s(bootstrap, t_out)
     else:
         JOBS[kind](env, fmt, bootstrap, registry, t_in, t_out)
         net_ms = env.execute(f"e2e-{kind}-{fmt}").get_net_runtime()
+        (line,) = timing.read_text().split("\n")[:-1]
+        first, last, count = line.split()
+        assert int(count) == expected, (kind, count, expected)
+        rate = (expected - 1) / (float(last) - float(first))
     got = count_topic(bootstrap, t_out)
     assert got == expected, (kind, fmt, got, expected)
-    return net_ms / 1000
+    return rate, net_ms / 1000
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=40_000)
-    ap.add_argument("--small", type=int, default=2_000)
     ap.add_argument("--formats", default="avro,protobuf")
     ap.add_argument("--bootstrap")
     ap.add_argument("--registry")
@@ -358,7 +431,7 @@ def main(argv=None):
     ap.add_argument("--config", action="append", default=[], help="extra Flink KEY=VALUE for every pipeline")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
-    n, n0 = args.records, args.small
+    n = args.records
     CONFIG.update(kv.split("=", 1) for kv in args.config)
     kinds = args.jobs.split(",")
     modes = args.modes.split(",")
@@ -372,39 +445,33 @@ def main(argv=None):
             s = stack.enter_context(local_servers())
             bootstrap, registry = s.bootstrap_servers, s.registry_url
         for fmt in args.formats.split(","):
-            topics = {}
-            for size in (n0, n):
-                topics[size] = f"bench-in-{fmt}-{size}-{uuid.uuid4().hex[:6]}"
-                produce(bootstrap, registry, fmt, topics[size], size)
+            t_in = f"bench-in-{fmt}-{n}-{uuid.uuid4().hex[:6]}"
+            produce(bootstrap, registry, fmt, t_in, n)
             fmt_kinds = kinds + (["sql"] if args.sql and fmt == "avro" else [])
             for mode in modes:
                 mode_kinds = [k for k in fmt_kinds if k != "sql" or mode == modes[0]]  # SQL has no Python mode
-                run("kafka-keyed", fmt, mode, bootstrap, registry, topics[n0], n0)  # warm-up (schemas, caches)
                 runs = {k: [] for k in mode_kinds}
                 for rep in range(args.repeats):
                     order = mode_kinds[rep % len(mode_kinds):] + mode_kinds[:rep % len(mode_kinds)]
                     for kind in order:
-                        t_small = run(kind, fmt, mode, bootstrap, registry, topics[n0], n0)
-                        t_big = run(kind, fmt, mode, bootstrap, registry, topics[n], n)
-                        marginal = (n - n0) / (t_big - t_small)
-                        runs[kind].append((t_small, t_big, marginal))
-                        print(f"{fmt:8} {mode:7} {kind:12} rep {rep}: N={n} {t_big:.1f}s, N0={n0} {t_small:.1f}s "
-                              f"(net runtime) -> {marginal:,.0f} records/s marginal", flush=True)
+                        rate, net = run(kind, fmt, mode, bootstrap, registry, t_in, n)
+                        runs[kind].append((rate, net))
+                        print(f"{fmt:8} {mode:7} {kind:12} rep {rep}: {rate:,.0f} records/s, "
+                              f"net runtime {net:.1f}s", flush=True)
                 for kind, rs in runs.items():
                     r = {
-                        "seconds_small": round(statistics.median(x[0] for x in rs), 2),
-                        "seconds": round(statistics.median(x[1] for x in rs), 2),
-                        "records_per_s": round(statistics.median(x[2] for x in rs)),
-                        "records_per_s_all": [round(x[2]) for x in rs],
+                        "records_per_s": round(statistics.median(x[0] for x in rs)),
+                        "records_per_s_all": [round(x[0]) for x in rs],
+                        "net_runtime_s": round(statistics.median(x[1] for x in rs), 2),
                     }
                     if "baseline" in runs and kind != "baseline":
-                        per = [x[2] / b[2] for x, b in zip(rs, runs["baseline"])]
+                        per = [x[0] / b[0] for x, b in zip(rs, runs["baseline"])]
                         r["speedup_per_repeat"] = [round(x, 2) for x in per]
                         r["speedup"] = round(statistics.median(per), 2)
                     results[f"{fmt}/{mode}/{kind}"] = r
 
-    out = {"benchmark": "flink_e2e", "records": n, "small": n0,
-           "method": "marginal: (N - N0) / (net runtime(N) - net runtime(N0))", "python": platform.python_version(),
+    Path(TIMING_FILE).unlink(missing_ok=True)
+    out = {"benchmark": "flink_e2e", "records": n, "method": "(N - 1) / (last - first record time in the keyed function); SQL: output LogAppendTime span", "python": platform.python_version(),
            "cpus": os.cpu_count(), "parallelism": 1, "modes": modes, "repeats": args.repeats,
            "config": {"python.fn-execution.bundle.size": sf.DEFAULT_BUNDLE_SIZE, **CONFIG}, "results": results,
            "targets": {"kafka-keyed": ">= 2.5x baseline", "value-keyed": ">= 1.8x baseline"}}
@@ -415,17 +482,18 @@ def main(argv=None):
           f"Kafka -> decode -> keyed ValueState running total per customer -> encode -> Kafka; "
           f"N={n:,} records, 97 keys, parallelism 1 (records/s = per slot), MiniCluster, "
           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, local KRaft broker + registry. "
-          f"records/s = (N - N0) / (T(N) - T(N0)) with N0={n0:,} and T the job's net runtime (Flink's "
-          f"JobExecutionResult), so start-up is removed. Medians of {args.repeats} interleaved repetitions; "
+          f"records/s = (N - 1) / (time of the last - time of the first record in the keyed function, "
+          f"the same function in every Python pipeline); SQL: between the broker append times of the first "
+          f"and last output record. Start-up is not counted. Medians of {args.repeats} interleaved repetitions; "
           f"speedup = median of the per-repetition ratios to the baseline; config for every pipeline: "
           f"{json.dumps(out['config'])}.",
-          "", "| format | mode | pipeline | records/s (marginal) | vs baseline (per repetition) | T(N) s | T(N0) s |",
+          "", "| format | mode | pipeline | records/s | vs baseline (per repetition) | net runtime s (incl. start-up) |",
           "|---|---|---|---|---|---|"]
     for key, r in results.items():
         fmt, mode, kind = key.split("/")
         ratio = f"**{r['speedup']}x** ({', '.join(str(x) for x in r['speedup_per_repeat'])})" if "speedup" in r else ""
         md.append(f"| {fmt} | {mode if kind != 'sql' else '(JVM)'} | {LABELS[kind]} | {r['records_per_s']:,} | "
-                  f"{ratio} | {r['seconds']} | {r['seconds_small']} |")
+                  f"{ratio} | {r['net_runtime_s']} |")
     (d / "flink_e2e.md").write_text("\n".join(md) + "\n")
     print(json.dumps(out, indent=2))
 

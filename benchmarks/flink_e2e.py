@@ -26,7 +26,12 @@ so its span misses up to one bundle (<= 1 s, ``python.fn-execution.bundle.time``
 the two-operator pipelines (the baseline).  The SQL job has no Python function: its rate is taken
 between the broker append times (``LogAppendTime`` topic) of its first and last output record.
 
-    python benchmarks/flink_e2e.py [--records 40000] [--formats avro,protobuf]
+``--small N0`` also runs every pipeline on an N0-record topic and reports CPU µs per record:
+(CPU(N) - CPU(N0)) / (N - N0), user + system time of this process (the Python workers run here in
+process mode) and the MiniCluster JVM (and the Python workers in thread mode).  On a machine shared
+with other jobs rates drop with everyone's load, while CPU per record mostly does not.
+
+    python benchmarks/flink_e2e.py [--records 40000] [--small 4000] [--formats avro,protobuf]
         [--modes process,thread] [--jobs baseline,serdes,kafka-keyed,value-keyed] [--sql]
         [--repeats 3] [--config KEY=VALUE ...] [--bootstrap HOST:PORT --registry URL]
         (default servers: $SERDES_TEST_BOOTSTRAP/$SERDES_TEST_REGISTRY_URL, else serdes.testing)
@@ -394,9 +399,24 @@ def output_span_s(bootstrap, topic):
 CONFIG: dict = {}
 
 
+def cpu_seconds() -> float:
+    """CPU time (user + system) used so far by this process and the gateway JVM (the MiniCluster:
+    in a local job the Python workers run in this process in process mode, in the JVM in thread
+    mode, so the two hold every pipeline's work except the broker's)."""
+    from pyflink.java_gateway import get_gateway
+
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in (os.getpid(), get_gateway().jvm.ProcessHandle.current().pid()):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
 def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
-    """Run one pipeline; returns (records/s through the keyed function, net runtime s)."""
+    """Run one pipeline; returns (records/s through the keyed function, net runtime s, CPU s)."""
     env = sf.create_env(execution_mode=mode, config=CONFIG)  # jars + python.executable for all (the baseline needs the connector too)
+    cpu0 = cpu_seconds()
     t_out = f"bench-out-{kind}-{fmt}-{uuid.uuid4().hex[:6]}"
     timing = Path(TIMING_FILE)
     timing.write_text("")
@@ -413,14 +433,17 @@ def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
         first, last, count = line.split()
         assert int(count) == expected, (kind, count, expected)
         rate = (expected - 1) / (float(last) - float(first))
+    cpu = cpu_seconds() - cpu0
     got = count_topic(bootstrap, t_out)
     assert got == expected, (kind, fmt, got, expected)
-    return rate, net_ms / 1000
+    return rate, net_ms / 1000, cpu
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=40_000)
+    ap.add_argument("--small", type=int, default=0,
+                    help="also run every pipeline with this many records for CPU µs/record (marginal)")
     ap.add_argument("--formats", default="avro,protobuf")
     ap.add_argument("--bootstrap")
     ap.add_argument("--registry")
@@ -431,7 +454,7 @@ def main(argv=None):
     ap.add_argument("--config", action="append", default=[], help="extra Flink KEY=VALUE for every pipeline")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
-    n = args.records
+    n, n0 = args.records, args.small
     CONFIG.update(kv.split("=", 1) for kv in args.config)
     kinds = args.jobs.split(",")
     modes = args.modes.split(",")
@@ -447,6 +470,10 @@ def main(argv=None):
         for fmt in args.formats.split(","):
             t_in = f"bench-in-{fmt}-{n}-{uuid.uuid4().hex[:6]}"
             produce(bootstrap, registry, fmt, t_in, n)
+            t_small = None
+            if n0:
+                t_small = f"bench-in-{fmt}-{n0}-{uuid.uuid4().hex[:6]}"
+                produce(bootstrap, registry, fmt, t_small, n0)
             fmt_kinds = kinds + (["sql"] if args.sql and fmt == "avro" else [])
             for mode in modes:
                 mode_kinds = [k for k in fmt_kinds if k != "sql" or mode == modes[0]]  # SQL has no Python mode
@@ -454,10 +481,15 @@ def main(argv=None):
                 for rep in range(args.repeats):
                     order = mode_kinds[rep % len(mode_kinds):] + mode_kinds[:rep % len(mode_kinds)]
                     for kind in order:
-                        rate, net = run(kind, fmt, mode, bootstrap, registry, t_in, n)
-                        runs[kind].append((rate, net))
+                        cpu_us = None
+                        if n0:
+                            cpu_small = run(kind, fmt, mode, bootstrap, registry, t_small, n0)[2]
+                        rate, net, cpu = run(kind, fmt, mode, bootstrap, registry, t_in, n)
+                        if n0:
+                            cpu_us = (cpu - cpu_small) / (n - n0) * 1e6
+                        runs[kind].append((rate, net, cpu_us))
                         print(f"{fmt:8} {mode:7} {kind:12} rep {rep}: {rate:,.0f} records/s, "
-                              f"net runtime {net:.1f}s", flush=True)
+                              f"net runtime {net:.1f}s" + (f", {cpu_us:.0f} CPU µs/record" if n0 else ""), flush=True)
                 for kind, rs in runs.items():
                     r = {
                         "records_per_s": round(statistics.median(x[0] for x in rs)),
@@ -468,6 +500,13 @@ def main(argv=None):
                         per = [x[0] / b[0] for x, b in zip(rs, runs["baseline"])]
                         r["speedup_per_repeat"] = [round(x, 2) for x in per]
                         r["speedup"] = round(statistics.median(per), 2)
+                    if n0:
+                        r["cpu_us_per_record"] = round(statistics.median(x[2] for x in rs), 1)
+                        r["cpu_us_per_record_all"] = [round(x[2], 1) for x in rs]
+                        if "baseline" in runs and kind != "baseline":
+                            per = [b[2] / x[2] for x, b in zip(rs, runs["baseline"])]
+                            r["cpu_speedup_per_repeat"] = [round(x, 2) for x in per]
+                            r["cpu_speedup"] = round(statistics.median(per), 2)
                     results[f"{fmt}/{mode}/{kind}"] = r
 
     Path(TIMING_FILE).unlink(missing_ok=True)
@@ -484,16 +523,21 @@ def main(argv=None):
           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, local KRaft broker + registry. "
           f"records/s = (N - 1) / (time of the last - time of the first record in the keyed function, "
           f"the same function in every Python pipeline); SQL: between the broker append times of the first "
-          f"and last output record. Start-up is not counted. Medians of {args.repeats} interleaved repetitions; "
+          f"and last output record. Start-up is not counted. CPU µs/record (with --small N0): (CPU(N) - "
+          f"CPU(N0)) / (N - N0), user + system time of this process and the MiniCluster JVM, which "
+          f"loaded machines distort much less than rates. Medians of {args.repeats} interleaved repetitions; "
           f"speedup = median of the per-repetition ratios to the baseline; config for every pipeline: "
           f"{json.dumps(out['config'])}.",
-          "", "| format | mode | pipeline | records/s | vs baseline (per repetition) | net runtime s (incl. start-up) |",
-          "|---|---|---|---|---|---|"]
+          "", "| format | mode | pipeline | records/s | vs baseline (per repetition) | net runtime s (incl. start-up) "
+          "| CPU µs/record (marginal) | baseline CPU / CPU (per repetition) |",
+          "|---|---|---|---|---|---|---|---|"]
     for key, r in results.items():
         fmt, mode, kind = key.split("/")
         ratio = f"**{r['speedup']}x** ({', '.join(str(x) for x in r['speedup_per_repeat'])})" if "speedup" in r else ""
         md.append(f"| {fmt} | {mode if kind != 'sql' else '(JVM)'} | {LABELS[kind]} | {r['records_per_s']:,} | "
-                  f"{ratio} | {r['net_runtime_s']} |")
+                  f"{ratio} | {r['net_runtime_s']} | {r.get('cpu_us_per_record', '')} | "
+                  + (f"**{r['cpu_speedup']}x** ({', '.join(str(x) for x in r['cpu_speedup_per_repeat'])})"
+                     if "cpu_speedup" in r else "") + " |")
     (d / "flink_e2e.md").write_text("\n".join(md) + "\n")
     print(json.dumps(out, indent=2))
 

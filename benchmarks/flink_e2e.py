@@ -399,18 +399,19 @@ def output_span_s(bootstrap, topic):
 CONFIG: dict = {}
 
 
-def cpu_seconds() -> float:
-    """CPU time (user + system) used so far by this process and the gateway JVM (the MiniCluster:
-    in a local job the Python workers run in this process in process mode, in the JVM in thread
-    mode, so the two hold every pipeline's work except the broker's)."""
+def cpu_seconds():
+    """(this process, the gateway JVM) CPU time so far, user + system.  The JVM holds the
+    MiniCluster (Kafka source/sink, Flink runtime; the Python workers too in thread mode); in
+    process mode the Python workers run in this process ("loopback"), so the two hold every
+    pipeline's work except the broker's."""
     from pyflink.java_gateway import get_gateway
 
     tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+    out = []
     for pid in (os.getpid(), get_gateway().jvm.ProcessHandle.current().pid()):
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+        out.append((int(fields[11]) + int(fields[12])) / tick)
+    return tuple(out)
 
 
 def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
@@ -433,7 +434,7 @@ def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
         first, last, count = line.split()
         assert int(count) == expected, (kind, count, expected)
         rate = (expected - 1) / (float(last) - float(first))
-    cpu = cpu_seconds() - cpu0
+    cpu = tuple(b - a for a, b in zip(cpu0, cpu_seconds()))
     got = count_topic(bootstrap, t_out)
     assert got == expected, (kind, fmt, got, expected)
     return rate, net_ms / 1000, cpu
@@ -477,6 +478,8 @@ def main(argv=None):
             fmt_kinds = kinds + (["sql"] if args.sql and fmt == "avro" else [])
             for mode in modes:
                 mode_kinds = [k for k in fmt_kinds if k != "sql" or mode == modes[0]]  # SQL has no Python mode
+                # warm-up: the first job of a process pays JVM class loading and JIT
+                run(mode_kinds[0], fmt, mode, bootstrap, registry, t_small or t_in, n0 or n)
                 runs = {k: [] for k in mode_kinds}
                 for rep in range(args.repeats):
                     order = mode_kinds[rep % len(mode_kinds):] + mode_kinds[:rep % len(mode_kinds)]
@@ -486,10 +489,12 @@ def main(argv=None):
                             cpu_small = run(kind, fmt, mode, bootstrap, registry, t_small, n0)[2]
                         rate, net, cpu = run(kind, fmt, mode, bootstrap, registry, t_in, n)
                         if n0:
-                            cpu_us = (cpu - cpu_small) / (n - n0) * 1e6
-                        runs[kind].append((rate, net, cpu_us))
-                        print(f"{fmt:8} {mode:7} {kind:12} rep {rep}: {rate:,.0f} records/s, "
-                              f"net runtime {net:.1f}s" + (f", {cpu_us:.0f} CPU µs/record" if n0 else ""), flush=True)
+                            split = [(b - a) / (n - n0) * 1e6 for a, b in zip(cpu_small, cpu)]
+                            cpu_us = sum(split)
+                        runs[kind].append((rate, net, cpu_us, split if n0 else None))
+                        print(f"{fmt:8} {mode:7} {kind:12} rep {rep}: {rate:,.0f} records/s, net runtime {net:.1f}s"
+                              + (f", {cpu_us:.0f} CPU µs/record (python process {split[0]:.0f}, JVM {split[1]:.0f})"
+                                 if n0 else ""), flush=True)
                 for kind, rs in runs.items():
                     r = {
                         "records_per_s": round(statistics.median(x[0] for x in rs)),
@@ -503,6 +508,7 @@ def main(argv=None):
                     if n0:
                         r["cpu_us_per_record"] = round(statistics.median(x[2] for x in rs), 1)
                         r["cpu_us_per_record_all"] = [round(x[2], 1) for x in rs]
+                        r["cpu_us_python_process_jvm_all"] = [[round(v, 1) for v in x[3]] for x in rs]
                         if "baseline" in runs and kind != "baseline":
                             per = [b[2] / x[2] for x, b in zip(rs, runs["baseline"])]
                             r["cpu_speedup_per_repeat"] = [round(x, 2) for x in per]

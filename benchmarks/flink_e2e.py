@@ -99,7 +99,8 @@ def order_dict(i):
 #: the whole run: a local PyFlink worker can hand a later job's function the attribute values of
 #: an earlier job's instance of the same class (seen in process mode: the second job wrote to the
 #: first job's per-job path), so the file is truncated before every job instead.
-TIMING_FILE = os.path.join(tempfile.gettempdir(), f"serdes-flink-e2e-{os.getpid()}.timing")
+#: (``main`` sets it; other scripts importing these functions get no timing file.)
+TIMING_FILE = None
 
 
 class Timed:
@@ -456,6 +457,8 @@ def main(argv=None):
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
     args = ap.parse_args(argv)
     n, n0 = args.records, args.small
+    global TIMING_FILE
+    TIMING_FILE = os.path.join(tempfile.gettempdir(), f"serdes-flink-e2e-{os.getpid()}.timing")
     CONFIG.update(kv.split("=", 1) for kv in args.config)
     kinds = args.jobs.split(",")
     modes = args.modes.split(",")

@@ -48,6 +48,8 @@ from ._kafka import (
     write_dead_letters,
     write_kafka,
 )
+from ._graph import JobGraphError, StrictTypeError, ThreadModeError
+from ._keyed import KafkaKeyedProcess, KafkaKeyedStream, read_kafka_keyed
 from ._shim import shim_jar
 from ._types import (
     BytesCodecTypeInfo,

@@ -106,8 +106,22 @@ def create_env(
     execution_mode: str | None = None,
     chaining: bool = True,
     config: dict | None = None,
+    strict_types: bool = False,
 ):
-    """A configured ``StreamExecutionEnvironment`` (``execution_mode``: "process" or "thread")."""
+    """A configured ``StreamExecutionEnvironment`` (``execution_mode``: "process" or "thread").
+
+    ``execution_mode="thread"`` (or ``python.execution-mode: thread`` in ``config``): building the
+    job (``execute``, ``execute_async``, ``get_execution_plan``) raises
+    :class:`~serdes.flink.ThreadModeError` naming every Python operator that PyFlink would run in
+    process mode instead (it falls back silently otherwise).
+
+    ``strict_types=True`` (the counterpart of Flink's ``pipeline.generic-types: false``): building
+    the job raises :class:`~serdes.flink.StrictTypeError` naming every operator whose output type
+    is, or contains, pickled bytes (``PickledByteArrayTypeInfo``, PyFlink's default when no
+    ``output_type``/``key_type`` is given); serdes' keyed operators also refuse pickled keyed state
+    when the state is requested.  Types inside fused Python operator chains are not checked (no
+    coder runs there).
+    """
     from pyflink.common import Configuration
     from pyflink.datastream import StreamExecutionEnvironment
 
@@ -131,6 +145,10 @@ def create_env(
     env.set_parallelism(parallelism)
     if not chaining:
         env.disable_operator_chaining()
+    from ._graph import install_checks
+
+    mode = (config or {}).get("python.execution-mode", execution_mode)
+    install_checks(env, thread_mode=mode == "thread", strict_types=strict_types)
     return configure(env, connector_jar)
 
 

@@ -221,6 +221,13 @@ def kafka_record_source(
     ``bounded=True`` stops at the offsets that are latest when the job starts.
     The environment must have been :func:`serdes.flink.configure`-d (jars on the classpath).
     """
+    return _record_source(bootstrap_servers, topics, _new_java(DESERIALIZER_CLASS), group_id,
+                          starting_offsets, bounded, properties)
+
+
+def _record_source(bootstrap_servers, topics, j_deserializer, group_id=None, starting_offsets=None,
+                   bounded=False, properties=None) -> KafkaSource:
+    """A ``KafkaSource`` whose records the Java ``KafkaRecordDeserializationSchema`` makes."""
     if isinstance(topics, str):
         topics = [topics]
     builder = (
@@ -234,8 +241,7 @@ def kafka_record_source(
         builder = builder.set_bounded(KafkaOffsetsInitializer.latest())
     for k, v in (properties or {}).items():
         builder = builder.set_property(k, str(v))
-    shim = _new_java(DESERIALIZER_CLASS)
-    builder._j_builder.setDeserializer(shim)
+    builder._j_builder.setDeserializer(j_deserializer)
     return builder.build()
 
 
@@ -306,7 +312,10 @@ class _Compose:
 
 
 def dead_letters(stream) -> DataStream:
-    """The dead-letter side output (:data:`DEAD_LETTER_ROW_TYPE`) of a :func:`read_kafka` stream."""
+    """The dead-letter side output (:data:`DEAD_LETTER_ROW_TYPE`) of a :func:`read_kafka` stream
+    (or of a :func:`~serdes.flink.read_kafka_keyed` stream's decode operators)."""
+    if hasattr(stream, "dead_letters"):
+        return stream.dead_letters()
     ds = getattr(stream, "data_stream", stream)
     return ds.get_side_output(DEAD_LETTER_TAG)
 

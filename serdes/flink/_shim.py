@@ -1,6 +1,6 @@
 """Compile the tiny Java shim (``serdes/flink/java``) with ``javac`` at first use.
 
-The shim holds two classes, compiled against the Kafka connector jar and
+The shim holds three classes, compiled against the Kafka connector jar and
 PyFlink's own ``flink-dist`` jar:
 
 * ``serdes.flink.KafkaRowDeserializationSchema`` - KafkaRecordDeserializationSchema that
@@ -8,6 +8,9 @@ PyFlink's own ``flink-dist`` jar:
   value-only ``ByteArraySchema`` would drop coordinates and headers.
 * ``serdes.flink.KafkaRowSerializationSchema`` - KafkaRecordSerializationSchema writing
   ``Row(topic, key, value, headers)`` (key + value + header framing in one sink).
+* ``serdes.flink.KafkaKeyedRowDeserializationSchema`` - ``Row(key, record row)`` with the Kafka
+  record key as a String, so a keyed Python operator follows the shuffle directly
+  (``read_kafka_keyed``).
 
 The jar is cached next to the connector jar, keyed by a hash of the sources and the
 connector/flink versions, so compilation (~3 s) happens once per machine.
@@ -28,6 +31,7 @@ from ._jars import CONNECTOR_VERSION, ConnectorJarError, cache_dir, kafka_connec
 JAVA_SRC = Path(__file__).parent / "java"
 DESERIALIZER_CLASS = "serdes.flink.KafkaRowDeserializationSchema"
 SERIALIZER_CLASS = "serdes.flink.KafkaRowSerializationSchema"
+KEYED_DESERIALIZER_CLASS = "serdes.flink.KafkaKeyedRowDeserializationSchema"
 
 
 def _pyflink_lib() -> Path:
@@ -88,4 +92,4 @@ def shim_jar(connector_jar: str | os.PathLike | None = None) -> Path:
     return out
 
 
-__all__ = ["shim_jar", "DESERIALIZER_CLASS", "SERIALIZER_CLASS", "CONNECTOR_VERSION"]
+__all__ = ["shim_jar", "DESERIALIZER_CLASS", "KEYED_DESERIALIZER_CLASS", "SERIALIZER_CLASS", "CONNECTOR_VERSION"]

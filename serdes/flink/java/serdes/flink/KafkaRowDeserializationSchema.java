@@ -41,6 +41,11 @@ public class KafkaRowDeserializationSchema implements KafkaRecordDeserialization
 
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<Row> out) {
+        out.collect(toRow(record));
+    }
+
+    /** The record as Row(topic, partition, offset, timestamp, key, value, headers). */
+    public static Row toRow(ConsumerRecord<byte[], byte[]> record) {
         Map<String, byte[]> headers = null;
         for (Header h : record.headers()) {
             if (headers == null) {
@@ -48,15 +53,14 @@ public class KafkaRowDeserializationSchema implements KafkaRecordDeserialization
             }
             headers.putIfAbsent(h.key(), h.value() == null ? new byte[0] : h.value());
         }
-        out.collect(
-                Row.of(
-                        record.topic(),
-                        record.partition(),
-                        record.offset(),
-                        record.timestamp(),
-                        record.key(),
-                        record.value(),
-                        headers));
+        return Row.of(
+                record.topic(),
+                record.partition(),
+                record.offset(),
+                record.timestamp(),
+                record.key(),
+                record.value(),
+                headers);
     }
 
     @Override

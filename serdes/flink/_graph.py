@@ -1,0 +1,199 @@
+"""Everything serdes does with PyFlink's internals, in one place.
+
+* :func:`keyed_by_field0` builds a PyFlink ``KeyedStream`` on the Java side
+  (``keyBy(KeyByKeySelector)`` on a stream of ``Row(key, payload)``): the key selector is Java,
+  so no Python operator runs in front of the shuffle.  PyFlink's own ``key_by`` always adds a
+  Python key-extraction operator.
+* :func:`stream_graph` replaces PyFlink's ``StreamExecutionEnvironment._generate_stream_graph``
+  (Python operator configuration + Python operator fusion) and checks the optimized
+  transformations before the stream graph is built: every Python operator embedded
+  (``thread_mode``) and no output type that falls back to pickled bytes (``strict_types``).
+* :func:`install_checks` makes ``env.execute`` / ``env.execute_async`` / ``get_execution_plan``
+  of one environment go through those checks.
+
+Verified against apache-flink 2.2.1 (``pyflink/datastream/stream_execution_environment.py``,
+``pyflink/datastream/data_stream.py: DataStream.key_by``).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Tuple
+
+ATTR_CHECKS = "_serdes_graph_checks"
+
+_PYTHON_OPERATOR = "org.apache.flink.streaming.api.operators.python.AbstractPythonFunctionOperator"
+_EMBEDDED_OPERATOR = "org.apache.flink.streaming.api.operators.python.embedded.AbstractEmbeddedPythonFunctionOperator"
+_PICKLED = "org.apache.flink.streaming.api.typeinfo.python.PickledByteArrayTypeInfo"
+
+
+class JobGraphError(RuntimeError):
+    """The job as built does not meet a requirement of its environment.
+
+    ``operators`` lists ``(operator name, detail)`` for every offending operator.
+    """
+
+    def __init__(self, message: str, operators: List[Tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.operators = operators
+
+
+class ThreadModeError(JobGraphError):
+    """``execution_mode="thread"`` was asked for, but a Python operator would run in process mode."""
+
+
+class StrictTypeError(JobGraphError):
+    """``strict_types=True``: an operator's output or state type falls back to pickled bytes."""
+
+
+def keyed_by_field0(stream, key_type, value_type):
+    """``KeyedStream`` of a ``DataStream`` of ``Row(key, value)`` keyed by field 0 in Java.
+
+    PyFlink's keyed Python operators read the key from field 0 of their input row and hand
+    field 1 to the user function, which is exactly the shape PyFlink's ``key_by`` produces with
+    its Python key-extraction operator; here the rows come from Java (the keyed record shim) or
+    from serdes' decode operator, so no extra Python operator is needed.
+    """
+    from pyflink.common import Types
+    from pyflink.datastream.data_stream import KeyedStream
+    from pyflink.java_gateway import get_gateway
+
+    j_selector = get_gateway().jvm.KeyByKeySelector()
+    j_keyed = stream._j_data_stream.keyBy(j_selector, Types.ROW([key_type]).get_java_type_info())
+    return KeyedStream(j_keyed, value_type, stream)
+
+
+# ---------------------------------------------------------------------------------------------
+# job graph checks
+# ---------------------------------------------------------------------------------------------
+
+
+def _jclass(name: str):
+    from pyflink.java_gateway import get_gateway
+
+    return get_gateway().jvm.java.lang.Class.forName(
+        name, False, get_gateway().jvm.Thread.currentThread().getContextClassLoader())
+
+
+def _transformations(j_env) -> List:
+    """All transformations reachable from the environment's sinks (inputs included, once each)."""
+    from pyflink.util.java_utils import get_field_value
+
+    roots = list(get_field_value(j_env, "transformations").toArray())
+    seen: Dict[int, object] = {}
+    stack = roots[::-1]
+    while stack:
+        t = stack.pop()
+        if t.getId() in seen:
+            continue
+        seen[t.getId()] = t
+        stack.extend(list(t.getInputs().toArray())[::-1])
+    return sorted(seen.values(), key=lambda t: t.getId())
+
+
+def _operator(t):
+    try:
+        factory = t.getOperatorFactory()
+    except Exception:  # noqa: BLE001 - sources, sinks, partitioning: no operator factory
+        return None
+    try:
+        return factory.getOperator()
+    except Exception:  # noqa: BLE001 - not a SimpleOperatorFactory
+        return None
+
+
+def _pickled_path(j_type, pickled_cls, path: str = "") -> Optional[str]:
+    """Where in a (composite) Java TypeInformation the pickled-bytes type sits, or ``None``."""
+    if pickled_cls.isInstance(j_type):
+        return path or "the element"
+    try:
+        n = j_type.getArity() if j_type.isTupleType() else 0
+    except Exception:  # noqa: BLE001
+        n = 0
+    if n:
+        names = list(j_type.getFieldNames()) if hasattr(j_type, "getFieldNames") else [str(i) for i in range(n)]
+        for i in range(n):
+            found = _pickled_path(j_type.getTypeAt(i), pickled_cls, f"{path}.{names[i]}" if path else names[i])
+            if found:
+                return found
+        return None
+    for getter, label in (("getKeyTypeInfo", "key"), ("getValueTypeInfo", "value"),
+                          ("getElementTypeInfo", "element"), ("getComponentInfo", "element")):
+        sub = getattr(j_type, getter, None)
+        if sub is None:
+            continue
+        try:
+            inner = sub()
+        except Exception:  # noqa: BLE001 - py4j: no such method on this class
+            continue
+        if inner is not None and inner != j_type:
+            found = _pickled_path(inner, pickled_cls, f"{path}.{label}" if path else label)
+            if found:
+                return found
+    return None
+
+
+def problems(j_env, thread_mode: bool, strict_types: bool) -> Dict[str, List[Tuple[str, str]]]:
+    """Offending operators of the (already optimized) transformations, by check."""
+    out: Dict[str, List[Tuple[str, str]]] = {"thread": [], "strict": []}
+    python_cls = _jclass(_PYTHON_OPERATOR)
+    embedded_cls = _jclass(_EMBEDDED_OPERATOR)
+    pickled_cls = _jclass(_PICKLED)
+    for t in _transformations(j_env):
+        if thread_mode:
+            op = _operator(t)
+            if op is not None and python_cls.isInstance(op) and not embedded_cls.isInstance(op):
+                out["thread"].append((t.getName(), op.getClass().getSimpleName()))
+        if strict_types:
+            where = _pickled_path(t.getOutputType(), pickled_cls)
+            if where is not None:
+                out["strict"].append((t.getName(), f"output type {t.getOutputType().toString()} "
+                                                   f"(pickled bytes at {where})"))
+    return out
+
+
+def check(j_env, thread_mode: bool, strict_types: bool) -> None:
+    """Raise :class:`ThreadModeError` / :class:`StrictTypeError` for the optimized transformations."""
+    found = problems(j_env, thread_mode, strict_types)
+    if found["thread"]:
+        names = "; ".join(f"{n!r} ({cls})" for n, cls in found["thread"])
+        raise ThreadModeError(
+            "execution_mode='thread' but these Python operators run in process mode "
+            f"(PyFlink has no embedded version of them): {names}", found["thread"])
+    if found["strict"]:
+        names = "; ".join(f"{n!r}: {d}" for n, d in found["strict"])
+        raise StrictTypeError(
+            "strict_types=True and these operators' types fall back to pickled bytes "
+            "(give them an output_type / key_type, e.g. Types.STRING(), a RowTypeInfo or a "
+            f"ProtobufTypeInformation): {names}", found["strict"])
+
+
+def stream_graph(env, clear_transformations: bool, job_name: Optional[str] = None):
+    """PyFlink's ``_generate_stream_graph`` with serdes' checks between optimizing and building."""
+    from pyflink.java_gateway import get_gateway
+    from pyflink.util.java_utils import get_field_value
+
+    gateway = get_gateway()
+    j_env = env._j_stream_execution_environment
+    util = gateway.jvm.org.apache.flink.python.util.PythonConfigUtil
+    util.configPythonOperator(j_env)
+    gateway.jvm.org.apache.flink.python.chain.PythonOperatorChainingOptimizer.apply(j_env)
+    util.setPartitionCustomOperatorNumPartitions(get_field_value(j_env, "transformations"))
+    thread_mode, strict = getattr(env, ATTR_CHECKS, (False, False))
+    check(j_env, thread_mode, strict)
+    j_graph = j_env.getStreamGraph(clear_transformations)
+    if job_name is not None:
+        j_graph.setJobName(job_name)
+    return j_graph
+
+
+def install_checks(env, thread_mode: bool, strict_types: bool) -> None:
+    """Route this environment's job-graph generation through :func:`stream_graph`."""
+    setattr(env, ATTR_CHECKS, (thread_mode, strict_types))
+    if not (thread_mode or strict_types):
+        return
+
+    def _generate_stream_graph(clear_transformations: bool = False, job_name: Optional[str] = None):
+        return stream_graph(env, clear_transformations, job_name)
+
+    # execute(), execute_async() and get_execution_plan() all call self._generate_stream_graph
+    env._generate_stream_graph = _generate_stream_graph

@@ -1,0 +1,320 @@
+"""Keyed Kafka jobs with one Python operator after the shuffle: decode + user function (+ encode).
+
+The two-operator shape PyFlink users write (``read_kafka(...).key_by(fn).process(f)``) runs
+[decode + Python key extraction] -> hash shuffle -> [keyed function + encode]: every record
+enters and leaves the Python worker twice.  :func:`read_kafka_keyed` keys the raw records
+before any Python code runs:
+
+* ``key_by=None`` (default): the key is the Kafka record key, selected in Java by the keyed
+  record shim (``serdes.flink.KafkaKeyedRowDeserializationSchema``); the only Python operator
+  is the keyed one, which decodes each record, calls the user's ``KeyedProcessFunction`` with its
+  state and, fused with :func:`~serdes.flink.write_kafka`'s encoder, encodes the output.  One
+  crossing per record.
+* ``key_by=fn``: the key is a field of the decoded value: the decode operator emits
+  ``Row(key, raw record)`` (the key typed with ``key_type``, the record as the shim's row, no
+  pickling) and Java keys by field 0; the keyed operator decodes the record again (a serdes decode
+  is a few microseconds, cheaper than pickling the decoded value across the shuffle) and runs the
+  user's function.  Two crossings, no extra key-selector operator.
+
+Poison pills are handled where a record is decoded (``on_error`` as in ``read_kafka``); the
+dead-letter rows of both operators are in :meth:`KafkaKeyedStream.dead_letters`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+
+from pyflink.common import Row, Types, WatermarkStrategy
+from pyflink.common.typeinfo import TypeInformation
+from pyflink.datastream import KeyedProcessFunction, OutputTag, ProcessFunction
+
+from ._codecs import SerdeSpec
+from ._env import configure
+from ._graph import ATTR_CHECKS, StrictTypeError, keyed_by_field0
+from ._kafka import (
+    DEAD_LETTER_TAG,
+    ON_ERROR_FAIL,
+    RECORD_ROW_TYPE,
+    PRODUCER_ROW_TYPE,
+    DecodeFunction,
+    EncodeFunction,
+    _new_java,
+    kafka_record_sink,
+    _record_source,
+    kafka_record_source,
+)
+from ._shim import KEYED_DESERIALIZER_CLASS
+from ._types import BytesCodecTypeInfo, get_typed_state
+
+def _kafka_key_encoding(key_type: TypeInformation) -> str:
+    """The shim's key encoding for a ``key_type`` (the Java key is always a String)."""
+    if key_type == Types.STRING():
+        return "utf8"
+    if key_type == Types.PRIMITIVE_ARRAY(Types.BYTE()):
+        return "raw"
+    raise ValueError(
+        "key_by_kafka_key supports key_type=Types.STRING() (UTF-8 text keys) or "
+        f"Types.PRIMITIVE_ARRAY(Types.BYTE()) (any bytes, state keyed by their latin-1 string), not {key_type!r}")
+
+
+def _pickled_in(type_info, path: str = "") -> Optional[str]:
+    """Where a (composite) PyFlink ``TypeInformation`` contains pickled bytes, or ``None``."""
+    from pyflink.common.typeinfo import PickledBytesTypeInfo
+
+    if isinstance(type_info, PickledBytesTypeInfo):
+        return path or "the value"
+    children = []
+    fields = getattr(type_info, "_field_types", None)
+    if fields:
+        names = getattr(type_info, "_field_names", None) or [str(i) for i in range(len(fields))]
+        children += list(zip(names, fields))
+    for attr, label in (("elem_type", "element"), ("_element_type", "element"),
+                        ("_key_type_info", "key"), ("_value_type_info", "value"), ("_type_info", "value")):
+        child = getattr(type_info, attr, None)
+        if child is not None and hasattr(child, "get_java_type_info"):
+            children.append((label, child))
+    for label, child in children:
+        found = _pickled_in(child, f"{path}.{label}" if path else label)
+        if found:
+            return found
+    return None
+
+
+class _StrictStateContext:
+    """Runtime-context proxy: typed protobuf states, and no pickled state under ``strict_types``."""
+
+    def __init__(self, ctx, strict: bool, operator: str) -> None:
+        self._ctx, self._strict, self._operator = ctx, strict, operator
+
+    def _check(self, descriptor) -> None:
+        if not self._strict:
+            return
+        where = _pickled_in(getattr(descriptor, "type_info", None))
+        if where is not None:
+            name = descriptor.get_name()
+            raise StrictTypeError(
+                f"strict_types=True and operator {self._operator!r} asks for keyed state {name!r} "
+                f"whose type falls back to pickled bytes (at {where}); declare its type (e.g. "
+                "Types.LONG(), Types.TUPLE([...]), a ProtobufValueStateDescriptor)",
+                [(self._operator, f"state {name!r}")])
+
+    def get_state(self, descriptor):
+        self._check(descriptor)
+        return get_typed_state(self._ctx, descriptor)
+
+    def __getattr__(self, name):
+        attr = getattr(self._ctx, name)
+        if name.startswith("get_") and name.endswith("_state") and callable(attr):
+            def checked(descriptor, _get=attr):
+                self._check(descriptor)
+                return _get(descriptor)
+            return checked
+        return attr
+
+
+class KafkaKeyedProcess(KeyedProcessFunction):
+    """The keyed operator: decodes ``Row(topic, ..., value, headers)``, calls ``fn`` with the value.
+
+    Decoding (and ``on_error``, dead letters, the ``serdes_*`` counters) is
+    :class:`~serdes.flink.DecodeFunction`'s; ``fn`` is the user's ``KeyedProcessFunction`` and sees
+    the decoded value (or :class:`~serdes.flink.KafkaRecord` with ``include_metadata``), its
+    ``ctx.get_current_key()`` is the key, its state is keyed by it.  Outputs are encoded with
+    ``encode`` when given (a typed output) or turned into Kafka producer rows by ``sink_encoder``
+    (an :class:`~serdes.flink.EncodeFunction`, opened with the operator); side outputs pass unchanged.
+    """
+
+    def __init__(self, fn: KeyedProcessFunction, decode: DecodeFunction,
+                 encode: Optional[Callable[[Any], Any]] = None, strict_types: bool = False,
+                 operator_name: str = "serdes-keyed", sink_encoder: Optional[EncodeFunction] = None) -> None:
+        self.fn = fn
+        self.decode = decode
+        self.encode = encode
+        self.strict_types = strict_types
+        self.operator_name = operator_name
+        self.sink_encoder = sink_encoder
+
+    def open(self, runtime_context) -> None:
+        self.decode.open(runtime_context)
+        if self.sink_encoder is not None:
+            self.sink_encoder.open(runtime_context)
+            self.encode = self.sink_encoder.map
+        self._decode_row = self.decode.process_element
+        self._user = self.fn.process_element
+        if hasattr(self.fn, "open"):
+            self.fn.open(_StrictStateContext(runtime_context, self.strict_types, self.operator_name))
+
+    def close(self) -> None:
+        if hasattr(self.fn, "close"):
+            self.fn.close()
+
+    def process_element(self, row, ctx):
+        encode = self.encode
+        for value in self._decode_row(row, ctx):
+            if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
+                yield value  # dead letter
+                continue
+            outputs = self._user(value, ctx)
+            if outputs is None:
+                continue
+            for out in outputs:
+                if encode is None or (type(out) is tuple and len(out) == 2 and isinstance(out[0], OutputTag)):
+                    yield out
+                else:
+                    yield encode(out)
+
+    def on_timer(self, timestamp, ctx):
+        outputs = self.fn.on_timer(timestamp, ctx)
+        if outputs is None:
+            return
+        for out in outputs:
+            if self.encode is None or (type(out) is tuple and len(out) == 2 and isinstance(out[0], OutputTag)):
+                yield out
+            else:
+                yield self.encode(out)
+
+
+class KeyByDecodedField(ProcessFunction):
+    """Decode operator of the value-keyed shape: emits ``Row(key_by(value), raw record row)``."""
+
+    def __init__(self, decode: DecodeFunction, key_by: Callable[[Any], Any]) -> None:
+        self.decode = decode
+        self.key_by = key_by
+
+    def open(self, runtime_context) -> None:
+        self.decode.open(runtime_context)
+        if hasattr(self.key_by, "open"):
+            self.key_by.open(runtime_context)
+        self._get_key = getattr(self.key_by, "get_key", self.key_by)
+
+    def process_element(self, row, ctx):
+        for value in self.decode.process_element(row, ctx):
+            if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
+                yield value
+            else:
+                yield Row(self._get_key(value), row)
+
+
+class KafkaKeyedStream:
+    """Records of a Kafka topic keyed before any user code runs; see :func:`read_kafka_keyed`."""
+
+    def __init__(self, keyed, decode: DecodeFunction, key_type: TypeInformation, key_operator=None,
+                 strict_types: bool = False) -> None:
+        self.keyed_stream = keyed
+        self.key_type = key_type
+        self._decode = decode
+        self._key_operator = key_operator  # value-keyed shape: the decode + key operator
+        self._strict_types = strict_types
+        self._outputs: List = []
+
+    def process(self, fn: KeyedProcessFunction, output_type: Optional[TypeInformation] = None,
+                name: str = "serdes-keyed"):
+        """Run ``fn`` (a ``KeyedProcessFunction``) on the decoded values; returns its output stream.
+
+        ``output_type`` as for PyFlink's ``process`` (default: pickled objects; fused with a
+        following :func:`~serdes.flink.write_kafka` no coder runs); a
+        :class:`~serdes.flink.ProtobufTypeInformation` returns a ``TypedStream``.
+        """
+        from ._types import TypedStream
+
+        if not isinstance(fn, KeyedProcessFunction):
+            raise TypeError(f"process() needs a KeyedProcessFunction, not {type(fn).__name__}")
+        encode = output_type.encoder() if isinstance(output_type, BytesCodecTypeInfo) else None
+        op = KafkaKeyedProcess(fn, self._decode, encode, strict_types=self._strict_types, operator_name=name)
+        out = self.keyed_stream.process(op, output_type=output_type).name(name)
+        self._outputs.append(out)
+        if isinstance(output_type, BytesCodecTypeInfo):
+            return TypedStream(out, output_type)
+        return out
+
+    def process_to_kafka(self, fn: KeyedProcessFunction, bootstrap_servers: str, topic: str, value: SerdeSpec,
+                         key: Optional[SerdeSpec] = None, key_fn: Optional[Callable[[Any], Any]] = None,
+                         value_fn: Optional[Callable[[Any], Any]] = None,
+                         topic_fn: Optional[Callable[[Any], str]] = None,
+                         delivery_guarantee=None, properties: Optional[Dict[str, str]] = None,
+                         transactional_id_prefix: Optional[str] = None, name: str = "serdes-keyed"):
+        """``fn`` and :func:`~serdes.flink.write_kafka`'s encoding in ONE operator, then the Kafka sink.
+
+        Same arguments as ``write_kafka``.  Unlike ``process(fn)`` + ``write_kafka`` (fused by
+        PyFlink only when the keyed operator has no other consumer: not with ``on_error=
+        "dead_letter"``, a side output of ``fn`` or ``create_env(chaining=False)``), this never
+        adds a second Python operator.  Returns the sink's ``DataStreamSink``.
+        """
+        from pyflink.datastream.connectors.base import DeliveryGuarantee
+
+        if not isinstance(fn, KeyedProcessFunction):
+            raise TypeError(f"process_to_kafka() needs a KeyedProcessFunction, not {type(fn).__name__}")
+        encoder = EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn)
+        op = KafkaKeyedProcess(fn, self._decode, strict_types=self._strict_types, operator_name=name,
+                               sink_encoder=encoder)
+        rows = self.keyed_stream.process(op, output_type=PRODUCER_ROW_TYPE).name(name)
+        self._outputs.append(rows)
+        sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee or DeliveryGuarantee.AT_LEAST_ONCE,
+                                 properties, transactional_id_prefix)
+        return rows.sink_to(sink).name(f"kafka-sink:{topic}")
+
+    def dead_letters(self):
+        """Dead-letter rows (``DEAD_LETTER_ROW_TYPE``) of the decode operator(s) of this stream."""
+        streams = [s.get_side_output(DEAD_LETTER_TAG) for s in
+                   ([self._key_operator] if self._key_operator is not None else []) + self._outputs]
+        if not streams:
+            raise ValueError("no operator decodes this stream yet: call process() first")
+        return streams[0] if len(streams) == 1 else streams[0].union(*streams[1:])
+
+
+def read_kafka_keyed(
+    env,
+    bootstrap_servers: str,
+    topics: Union[str, Sequence[str]],
+    value: SerdeSpec,
+    key_type: TypeInformation = None,
+    key_by: Optional[Callable[[Any], Any]] = None,
+    key: Optional[SerdeSpec] = None,
+    on_error: str = ON_ERROR_FAIL,
+    include_metadata: bool = False,
+    group_id: Optional[str] = None,
+    starting_offsets=None,
+    bounded: bool = False,
+    properties: Optional[Dict[str, str]] = None,
+    name: Optional[str] = None,
+    skip_tombstones: bool = True,
+) -> KafkaKeyedStream:
+    """Kafka topic(s) keyed for one Python keyed operator; ``.process(fn)`` runs ``fn`` per value.
+
+    ``key_by=None``: keyed by the Kafka record key in Java (``key_type`` ``Types.STRING()``, the
+    default, for UTF-8 text keys; ``Types.PRIMITIVE_ARRAY(Types.BYTE())`` for any bytes: the state
+    key is then their latin-1 string).  A record without a key is keyed by ``""``.
+
+    ``key_by=fn``: keyed by ``fn(decoded value)`` (``fn`` gets what the keyed function gets: the
+    value, or the :class:`~serdes.flink.KafkaRecord` with ``include_metadata``; a ``KeySelector`` works
+    too) of type ``key_type`` (required, a hashable Flink type such as ``Types.STRING()`` or
+    ``Types.LONG()``).
+
+    ``key`` (a key deserializer) only decodes ``KafkaRecord.key`` for ``include_metadata=True``.
+    Other arguments as for :func:`~serdes.flink.read_kafka`.
+    """
+    if key_by is not None and key_type is None:
+        raise ValueError("key_by= needs key_type= (e.g. Types.STRING()): a pickled key cannot be "
+                         "hashed consistently across Python workers")
+    encoding = _kafka_key_encoding(key_type or Types.STRING()) if key_by is None else None
+    configure(env)
+    strict = getattr(env, ATTR_CHECKS, (False, False))[1]
+    topics_label = ",".join([topics] if isinstance(topics, str) else topics)
+    source_name = name or f"kafka:{topics_label}"
+    decode = DecodeFunction(value, key, on_error, include_metadata, skip_tombstones)
+    if key_by is None:
+        key_type = key_type or Types.STRING()
+        source = _record_source(bootstrap_servers, topics, _new_java(KEYED_DESERIALIZER_CLASS, encoding),
+                                group_id, starting_offsets, bounded, properties)
+        rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
+        keyed = keyed_by_field0(rows, Types.STRING(), RECORD_ROW_TYPE)
+        stream = KafkaKeyedStream(keyed, decode, key_type, strict_types=strict)
+    else:
+        source = kafka_record_source(bootstrap_servers, topics, group_id, starting_offsets, bounded, properties)
+        rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
+        keyed_rows = rows.process(KeyByDecodedField(decode, key_by),
+                                  output_type=Types.ROW_NAMED(["key", "record"], [key_type, RECORD_ROW_TYPE]))
+        keyed_rows.name("serdes-decode-key")
+        keyed = keyed_by_field0(keyed_rows, key_type, RECORD_ROW_TYPE)
+        stream = KafkaKeyedStream(keyed, decode, key_type, key_operator=keyed_rows, strict_types=strict)
+    return stream
+

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The core's version matrix: `bash scripts/test-matrix.sh [leg ...] [-- pytest args]`.
+#
+# Runs the unit tests (tests/unit -m "not integration") of the core WITHOUT the flink extra in one
+# virtual environment per leg, so the versions a plain `pip install serdes` user gets are tested
+# (the main suite, scripts/test.sh, runs with PyFlink, which holds protobuf below 6):
+#
+#   newest  the newest protobuf 7.x and the newest confluent-kafka pyproject.toml allows
+#   oldest  the oldest confluent-kafka pyproject.toml allows (its ">=" floor), newest protobuf
+#
+# The requirements come from pyproject.toml (core dependencies + the test extra; grpcio-tools
+# unbounded, since the test extra caps it for PyFlink's sake) plus the leg's pins. Each venv lives
+# under ~/.cache/serdes/venvs/<leg>-<hash of python + requirements> and is built once (pip's wheel
+# cache makes a rebuild quick); SERDES_MATRIX_REFRESH=1 rebuilds it (e.g. to pick up a new release
+# for "newest"). serdes itself is not installed there: PYTHONPATH points at this checkout.
+# Tests that need PyFlink (tests/unit/test_flink_state_check.py, tests/flink/) skip here and run in
+# scripts/test.sh's environment.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+repo=$PWD
+
+PY="${PYTHON:-python}"
+legs=()
+while (( $# )) && [[ $1 != -- ]]; do legs+=("$1"); shift; done
+[[ ${1:-} == -- ]] && shift
+(( ${#legs[@]} )) || legs=(newest oldest)
+venv_root="${SERDES_MATRIX_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/serdes/venvs}"
+
+# The requirement lines of one leg, one per line (pyproject.toml is the single source).
+requirements() {
+    "$PY" - "$1" <<'EOF'
+import re, sys
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+leg = sys.argv[1]
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+reqs = list(project["dependencies"]) + list(project["optional-dependencies"]["test"])
+name = lambda r: re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower()
+out = {}
+for r in reqs:
+    out.setdefault(name(r), r)  # the core's line wins over the test extra's copy
+out["grpcio-tools"] = "grpcio-tools>=1.62"  # newest; the test extra's cap is for PyFlink only
+ck = out["confluent-kafka"]
+if leg == "newest":
+    out["protobuf"] = "protobuf>=7"
+elif leg == "oldest":
+    floor = re.search(r">=\s*([0-9][0-9.]*)", ck)
+    if not floor:
+        sys.exit(f"no >= floor in {ck!r}")
+    out["confluent-kafka"] = re.sub(r"(\])?\s*[<>=!~].*$", r"\1", ck) + "==" + floor.group(1)
+    out["protobuf"] = "protobuf>=7"
+else:
+    sys.exit(f"unknown leg {leg!r} (legs: newest, oldest)")
+print("\n".join(sorted(out.values())))
+EOF
+}
+
+# Build (or reuse) the leg's venv; prints its path.
+ensure_venv() {
+    local leg=$1 reqs key dir
+    reqs=$(requirements "$leg")
+    key=$( { "$PY" -c 'import sys; print(sys.version)'; echo "$reqs"; } | sha256sum | cut -c1-16)
+    dir="$venv_root/$leg-$key"
+    if [[ ${SERDES_MATRIX_REFRESH:-} == 1 || ! -f $dir/.serdes-complete ]]; then
+        rm -rf "$dir"
+        mkdir -p "$venv_root"
+        echo "== [$leg] creating $dir" >&2
+        "$PY" -m venv "$dir"
+        printf '%s\n' "$reqs" >"$dir/requirements.txt"
+        "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$dir/requirements.txt" >&2
+        touch "$dir/.serdes-complete"  # only a venv whose install finished is reused
+    fi
+    echo "$dir"
+}
+
+rc=0
+for leg in "${legs[@]}"; do
+    t0=$(date +%s)
+    dir=$(ensure_venv "$leg")
+    t1=$(date +%s)
+    versions=$("$dir/bin/python" -c '
+import importlib.metadata as m, importlib.util as u, sys
+assert u.find_spec("pyflink") is None, "pyflink must not be installed in the matrix"
+print(" ".join(f"{p}=={m.version(p)}" for p in ("protobuf", "confluent-kafka", "grpcio-tools", "fastavro")))')
+    echo "== [$leg] $versions (venv ready in $((t1 - t0))s)"
+    set +e
+    PYTHONPATH="$repo" "$dir/bin/python" -m pytest tests/unit -m "not integration" -q \
+        -p no:cacheprovider --timeout="${SERDES_TEST_TIMEOUT:-900}" "$@"
+    leg_rc=$?
+    set -e
+    (( leg_rc == 5 )) && leg_rc=1  # no tests collected is a failure
+    echo "== [$leg] exit $leg_rc, tests in $(( $(date +%s) - t1 ))s"
+    (( leg_rc == 0 )) || rc=$leg_rc
+done
+exit $rc

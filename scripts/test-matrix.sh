@@ -6,7 +6,8 @@
 # (the main suite, scripts/test.sh, runs with PyFlink, which holds protobuf below 6):
 #
 #   newest  the newest protobuf 7.x and the newest confluent-kafka pyproject.toml allows
-#   oldest  the oldest confluent-kafka pyproject.toml allows (its ">=" floor), newest protobuf
+#   oldest  the floors pyproject.toml allows: confluent-kafka's ">=" release exactly, protobuf's
+#           ">=" minor (4.25.x) with a grpcio-tools for it
 #
 # The requirements come from pyproject.toml (core dependencies + the test extra; grpcio-tools
 # unbounded, since the test extra caps it for PyFlink's sake) plus the leg's pins. Each venv lives
@@ -42,16 +43,30 @@ name = lambda r: re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower()
 out = {}
 for r in reqs:
     out.setdefault(name(r), r)  # the core's line wins over the test extra's copy
-out["grpcio-tools"] = "grpcio-tools>=1.62"  # newest; the test extra's cap is for PyFlink only
-ck = out["confluent-kafka"]
+
+
+def floor(req):
+    m = re.search(r">=\s*([0-9][0-9.]*)", req)
+    if not m:
+        sys.exit(f"no >= floor in {req!r}")
+    return m.group(1)
+
+
+def bare(req):  # the name and extras, without the version range
+    return re.sub(r"(\])?\s*[<>=!~].*$", r"\1", req)
+
+
+tools = out["grpcio-tools"]
+out["grpcio-tools"] = f"grpcio-tools>={floor(tools)}"  # newest; the test extra's cap is PyFlink's
 if leg == "newest":
     out["protobuf"] = "protobuf>=7"
 elif leg == "oldest":
-    floor = re.search(r">=\s*([0-9][0-9.]*)", ck)
-    if not floor:
-        sys.exit(f"no >= floor in {ck!r}")
-    out["confluent-kafka"] = re.sub(r"(\])?\s*[<>=!~].*$", r"\1", ck) + "==" + floor.group(1)
-    out["protobuf"] = "protobuf>=7"
+    ck = out["confluent-kafka"]
+    out["confluent-kafka"] = bare(ck) + "==" + floor(ck)  # the exact floor release
+    out["protobuf"] = f"protobuf=={floor(out['protobuf'])}.*"  # the floor minor, its last patch
+    out["grpcio-tools"] = f"grpcio-tools=={floor(tools)}.*"  # a protoc for that protobuf
+    # the last release for protobuf < 6.33.5 (resolves at once instead of backtracking)
+    out["googleapis-common-protos"] = "googleapis-common-protos<1.75.1"
 else:
     sys.exit(f"unknown leg {leg!r} (legs: newest, oldest)")
 print("\n".join(sorted(out.values())))

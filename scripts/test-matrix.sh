@@ -75,19 +75,23 @@ EOF
 
 # Build (or reuse) the leg's venv; prints its path.
 ensure_venv() {
-    local leg=$1 reqs key dir
+    local leg=$1 reqs key dir lock_fd
     reqs=$(requirements "$leg")
     key=$( { "$PY" -c 'import sys; print(sys.version)'; echo "$reqs"; } | sha256sum | cut -c1-16)
     dir="$venv_root/$leg-$key"
+    mkdir -p "$venv_root"
+    # one builder per venv: a second run on the same machine waits instead of racing the build
+    exec {lock_fd}>"$dir.lock"
+    flock "$lock_fd"
     if [[ ${SERDES_MATRIX_REFRESH:-} == 1 || ! -f $dir/.serdes-complete ]]; then
         rm -rf "$dir"
-        mkdir -p "$venv_root"
         echo "== [$leg] creating $dir" >&2
         "$PY" -m venv "$dir"
         printf '%s\n' "$reqs" >"$dir/requirements.txt"
         "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$dir/requirements.txt" >&2
         touch "$dir/.serdes-complete"  # only a venv whose install finished is reused
     fi
+    exec {lock_fd}>&-
     echo "$dir"
 }
 

@@ -8,7 +8,7 @@ hot path never reaches this module.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Tuple, Type, TypeVar
+from typing import Any, Callable, List, Optional, Tuple, Type, TypeVar
 
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
@@ -36,7 +36,7 @@ __all__ = [
 
 
 def _transport_errors() -> Tuple[Type[BaseException], ...]:
-    errors: list = [OSError, TimeoutError]
+    errors: List[Type[BaseException]] = [OSError, TimeoutError]
     try:  # confluent-kafka >= 2.12 talks HTTP through httpx (or its successor httpx2)
         from confluent_kafka.schema_registry.common._httpx_compat import httpx
 

@@ -255,16 +255,40 @@ def _run_on_cluster(args, cluster, bootstrap, registry, topics, counter):
     return None, elapsed
 
 
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m serdes.demo",
+        description=(
+            "Kafka -> PyFlink (decode, keyed state, encode) -> Kafka. Starts a local Kafka broker and "
+            "Apicurio registry (fetched into ~/.cache/serdes on first use), produces Avro, Protobuf "
+            "and JSON Schema orders with a few poison pills, runs one PyFlink job that keeps running "
+            "totals per customer and routes the poison pills to a dead-letter topic, then prints a "
+            "summary. The job runs on a standalone Flink cluster (1 JobManager, 2 TaskManagers, local processes) unless --local. Needs the flink extra: pip install 'serdes[flink]'."
+        ),
+    )
+    ap.add_argument("-n", "--records", type=int, default=5000, metavar="N",
+                    help="good records produced per format (default: 5000)")
+    ap.add_argument("--bootstrap", metavar="HOST:PORT",
+                    help="use this Kafka broker instead of starting one; needs --registry too "
+                         "(default: start a local broker)")
+    ap.add_argument("--registry", metavar="URL",
+                    help="use this Confluent-compatible schema registry URL instead of starting one; "
+                         "needs --bootstrap too (default: start a local Apicurio registry)")
+    ap.add_argument("--parallelism", type=int, default=1, metavar="N",
+                    help="parallelism of the PyFlink job (default: 1)")
+    ap.add_argument("--local", action="store_true",
+                    help="run the job in this process on a MiniCluster instead of submitting it with "
+                         "flink run to a standalone cluster of local processes (default: the cluster)")
+    return ap
+
+
 def main(argv=None, *, cluster=None) -> int:
     """Run the demo; ``cluster``: a started :class:`serdes.testing.LocalFlinkCluster` to use."""
-    ap = argparse.ArgumentParser(prog="python -m serdes.demo", description=__doc__.split("\n")[0])
-    ap.add_argument("-n", "--records", type=int, default=5000, help="good records per format (default 5000)")
-    ap.add_argument("--bootstrap", help="use this Kafka instead of starting one")
-    ap.add_argument("--registry", help="use this schema registry URL instead of starting one")
-    ap.add_argument("--parallelism", type=int, default=1)
-    ap.add_argument("--local", action="store_true",
-                    help="run the job in this process on a MiniCluster instead of a standalone cluster")
+    ap = build_parser()
     args = ap.parse_args(argv)
+    if bool(args.bootstrap) != bool(args.registry):
+        ap.error("--bootstrap and --registry go together: give both to use running servers, "
+                 "or neither to start local ones")
 
     with contextlib.ExitStack() as stack:
         bootstrap, registry, cluster = _start_everything(stack, args, cluster)

@@ -94,10 +94,10 @@ def fetch_connector_jar(version: str = CONNECTOR_VERSION, quiet: bool = True) ->
             version=version,
         )
     )
-    cmd = [mvn, "-B", "-q" if quiet else "-ntp", "-f", str(home / "pom.xml"), "package"]
-    repo_local = os.environ.get("SERDES_MAVEN_REPO_LOCAL")
-    if repo_local:
-        cmd.insert(2, f"-Dmaven.repo.local={repo_local}")
+    from serdes.testing._maven import maven_repo_local  # ~/.cache/serdes/m2: nothing lands in ~/.m2
+
+    cmd = [mvn, "-B", f"-Dmaven.repo.local={maven_repo_local()}", "-q" if quiet else "-ntp",
+           "-f", str(home / "pom.xml"), "package"]
     log = home / "mvn.log"
     with open(log, "w") as fh:
         rc = subprocess.call(cmd, cwd=home, stdout=fh, stderr=subprocess.STDOUT)

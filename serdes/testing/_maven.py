@@ -128,9 +128,13 @@ def cache_dir() -> Path:
     return base.expanduser().resolve()
 
 
-def _m2_repo() -> Path:
+def maven_repo_local() -> Path:
+    """Maven's local repository for serdes' fetches: ``~/.cache/serdes/m2`` unless
+    ``SERDES_MAVEN_REPO_LOCAL`` names another (e.g. ``~/.m2/repository`` to share yours), so
+    everything serdes downloads stays under ~/.cache/serdes and nothing lands in ~/.m2."""
     env = os.environ.get("SERDES_MAVEN_REPO_LOCAL")
-    return Path(env) if env else Path.home() / ".m2" / "repository"
+    base = Path(env) if env else Path.home() / ".cache" / "serdes" / "m2"
+    return base.expanduser().resolve()
 
 
 _POM = """<?xml version="1.0" encoding="UTF-8"?>
@@ -186,9 +190,7 @@ def _run_mvn(workdir: Path, label: str, watch: Path | None, quiet: bool) -> None
     env = dict(os.environ)
     env.setdefault("JAVA_HOME", str(Path(find_java(17)).resolve().parent.parent))
     log_path = workdir / "mvn.log"
-    cmd = [mvn, "-B", "-f", str(workdir / "pom.xml"), "package"]
-    if os.environ.get("SERDES_MAVEN_REPO_LOCAL"):
-        cmd.insert(2, f"-Dmaven.repo.local={os.environ['SERDES_MAVEN_REPO_LOCAL']}")
+    cmd = [mvn, "-B", f"-Dmaven.repo.local={maven_repo_local()}", "-f", str(workdir / "pom.xml"), "package"]
     start = time.monotonic()
     done = threading.Event()
     downloaded = [0]
@@ -201,7 +203,7 @@ def _run_mvn(workdir: Path, label: str, watch: Path | None, quiet: bool) -> None
     initial = watched_size()
 
     def progress() -> None:
-        # Periodic "N MB" line based on the growing artifact directory in ~/.m2.
+        # Periodic "N MB" line based on the growing artifact directory in the Maven repository.
         while not done.wait(5.0):
             size = watched_size()
             if size > initial:
@@ -303,7 +305,7 @@ def fetch_apicurio(version: str = APICURIO_VERSION, quiet: bool = False) -> Path
             configuration=config,
         )
     )
-    watch = _m2_repo() / "io" / "apicurio" / "apicurio-registry-app" / version
+    watch = maven_repo_local() / "io" / "apicurio" / "apicurio-registry-app" / version
     _run_mvn(home, f"apicurio registry {version} (~160 MB)", watch, quiet)
     found = _find_quarkus_run(dist)
     if found is None:

@@ -64,3 +64,11 @@ def test_server_objects_need_no_process(tmp_path):
     assert not kafka.running and not registry.running
     kafka.stop()  # stopping a never-started server is a no-op
     registry.stop()
+
+
+def test_maven_repository_is_under_the_serdes_cache(monkeypatch, tmp_path):
+    monkeypatch.delenv("SERDES_MAVEN_REPO_LOCAL", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert _maven.maven_repo_local() == (tmp_path / ".cache" / "serdes" / "m2").resolve()  # not ~/.m2
+    monkeypatch.setenv("SERDES_MAVEN_REPO_LOCAL", str(tmp_path / "shared"))
+    assert _maven.maven_repo_local() == (tmp_path / "shared").resolve()

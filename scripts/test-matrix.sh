@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The core's version matrix: `bash scripts/test-matrix.sh [leg ...] [-- pytest args]`.
+#
+# Runs the unit tests (tests/unit -m "not integration") of the core WITHOUT the flink extra in one
+# virtual environment per leg, so the versions a plain `pip install serdes` user gets are tested
+# (the main suite, scripts/test.sh, runs with PyFlink, which holds protobuf below 6):
+#
+#   newest  the newest protobuf 7.x and the newest confluent-kafka pyproject.toml allows
+#   oldest  the floors pyproject.toml allows: confluent-kafka's ">=" release exactly, protobuf's
+#           ">=" minor (4.25.x) with a grpcio-tools for it
+#
+# The requirements come from pyproject.toml (core dependencies + the test extra; grpcio-tools
+# unbounded, since the test extra caps it for PyFlink's sake) plus the leg's pins. Each venv lives
+# under ~/.cache/serdes/venvs/<leg>-<hash of python + requirements> and is built once (pip's wheel
+# cache makes a rebuild quick); SERDES_MATRIX_REFRESH=1 rebuilds it (e.g. to pick up a new release
+# for "newest"). serdes itself is not installed there: PYTHONPATH points at this checkout.
+# Tests that need PyFlink (tests/unit/test_flink_state_check.py, tests/flink/) skip here and run in
+# scripts/test.sh's environment.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+repo=$PWD
+
+PY="${PYTHON:-python}"
+legs=()
+while (( $# )) && [[ $1 != -- ]]; do legs+=("$1"); shift; done
+[[ ${1:-} == -- ]] && shift
+(( ${#legs[@]} )) || legs=(newest oldest)
+venv_root="${SERDES_MATRIX_VENVS:-${XDG_CACHE_HOME:-$HOME/.cache}/serdes/venvs}"
+
+# The requirement lines of one leg, one per line (pyproject.toml is the single source).
+requirements() {
+    "$PY" - "$1" <<'EOF'
+import re, sys
+try:
+    import tomllib
+except ImportError:  # Python 3.10
+    import tomli as tomllib
+
+leg = sys.argv[1]
+project = tomllib.load(open("pyproject.toml", "rb"))["project"]
+reqs = list(project["dependencies"]) + list(project["optional-dependencies"]["test"])
+name = lambda r: re.match(r"[A-Za-z0-9_.-]+", r).group(0).lower()
+out = {}
+for r in reqs:
+    out.setdefault(name(r), r)  # the core's line wins over the test extra's copy
+
+
+def floor(req):
+    m = re.search(r">=\s*([0-9][0-9.]*)", req)
+    if not m:
+        sys.exit(f"no >= floor in {req!r}")
+    return m.group(1)
+
+
+def bare(req):  # the name and extras, without the version range
+    return re.sub(r"(\])?\s*[<>=!~].*$", r"\1", req)
+
+
+tools = out["grpcio-tools"]
+out["grpcio-tools"] = f"grpcio-tools>={floor(tools)}"  # newest; the test extra's cap is PyFlink's
+if leg == "newest":
+    out["protobuf"] = "protobuf>=7"
+elif leg == "oldest":
+    ck = out["confluent-kafka"]
+    out["confluent-kafka"] = bare(ck) + "==" + floor(ck)  # the exact floor release
+    out["protobuf"] = f"protobuf=={floor(out['protobuf'])}.*"  # the floor minor, its last patch
+    out["grpcio-tools"] = f"grpcio-tools=={floor(tools)}.*"  # a protoc for that protobuf
+    # the last release for protobuf < 6.33.5 (resolves at once instead of backtracking)
+    out["googleapis-common-protos"] = "googleapis-common-protos<1.75.1"
+else:
+    sys.exit(f"unknown leg {leg!r} (legs: newest, oldest)")
+print("\n".join(sorted(out.values())))
+EOF
+}
+
+# Build (or reuse) the leg's venv; prints its path.
+ensure_venv() {
+    local leg=$1 reqs key dir lock_fd
+    reqs=$(requirements "$leg")
+    key=$( { "$PY" -c 'import sys; print(sys.version)'; echo "$reqs"; } | sha256sum | cut -c1-16)
+    dir="$venv_root/$leg-$key"
+    mkdir -p "$venv_root"
+    # one builder per venv: a second run on the same machine waits instead of racing the build
+    exec {lock_fd}>"$dir.lock"
+    flock "$lock_fd"
+    if [[ ${SERDES_MATRIX_REFRESH:-} == 1 || ! -f $dir/.serdes-complete ]]; then
+        rm -rf "$dir"
+        echo "== [$leg] creating $dir" >&2
+        "$PY" -m venv "$dir"
+        printf '%s\n' "$reqs" >"$dir/requirements.txt"
+        "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$dir/requirements.txt" >&2
+        touch "$dir/.serdes-complete"  # only a venv whose install finished is reused
+    fi
+    exec {lock_fd}>&-
+    echo "$dir"
+}
+
+rc=0
+for leg in "${legs[@]}"; do
+    t0=$(date +%s)
+    dir=$(ensure_venv "$leg")
+    t1=$(date +%s)
+    versions=$("$dir/bin/python" -c '
+import importlib.metadata as m, importlib.util as u, sys
+assert u.find_spec("pyflink") is None, "pyflink must not be installed in the matrix"
+print(" ".join(f"{p}=={m.version(p)}" for p in ("protobuf", "confluent-kafka", "grpcio-tools", "fastavro")))')
+    echo "== [$leg] $versions (venv ready in $((t1 - t0))s)"
+    set +e
+    PYTHONPATH="$repo" "$dir/bin/python" -m pytest tests/unit -m "not integration" -q \
+        -p no:cacheprovider --timeout="${SERDES_TEST_TIMEOUT:-900}" "$@"
+    leg_rc=$?
+    set -e
+    (( leg_rc == 5 )) && leg_rc=1  # no tests collected is a failure
+    echo "== [$leg] exit $leg_rc, tests in $(( $(date +%s) - t1 ))s"
+    (( leg_rc == 0 )) || rc=$leg_rc
+done
+exit $rc

@@ -18,6 +18,7 @@ import uuid
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from ._errors import InvalidMagicByteError, RecordLocation, SerdesError, TruncatedFrameError
+from ._varint import write_zigzag
 
 __all__ = [
     "MAGIC_ID",
@@ -69,23 +70,14 @@ class Frame:
             other.schema_id, other.message_indexes, other.offset)
 
 
-def _zigzag_varint(value: int, out: bytearray) -> None:
-    # 64-bit zigzag, as confluent-kafka and the Java serializers write it
-    v = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
-    while v > 0x7F:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-
-
 def encode_message_indexes(indexes: Sequence[int]) -> bytes:
     """Encode a Protobuf message-index array; ``[0]`` (or empty) is the single byte ``0``."""
     if not indexes or (len(indexes) == 1 and indexes[0] == 0):
         return b"\x00"
     out = bytearray()
-    _zigzag_varint(len(indexes), out)
+    write_zigzag(out, len(indexes))
     for i in indexes:
-        _zigzag_varint(i, out)
+        write_zigzag(out, i)
     return bytes(out)
 
 

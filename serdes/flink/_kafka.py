@@ -115,6 +115,26 @@ def _locate(err: BaseException, topic, partition, offset, field) -> SerdesError:
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_on_error(on_error: str) -> None:
+    if on_error not in (ON_ERROR_FAIL, ON_ERROR_DEAD_LETTER, ON_ERROR_SKIP):
+        raise ValueError(f"on_error must be 'fail', 'dead_letter' or 'skip', not {on_error!r}")
+
+
+def _poison_pill(on_error: str, failed: Any, exc: BaseException, row, topic, partition, offset, field):
+    """A record that does not decode: count it in ``failed``, then apply ``on_error``.
+
+    ``"fail"`` raises the located error; ``"dead_letter"`` returns the ``(DEAD_LETTER_TAG, row)``
+    output to emit; ``"skip"`` returns None.
+    """
+    failed.inc()
+    err = _locate(exc, topic, partition, offset, field)
+    if on_error == ON_ERROR_FAIL:
+        raise err from exc
+    if on_error == ON_ERROR_DEAD_LETTER:
+        return DEAD_LETTER_TAG, _dead_letter_row(row, err)
+    return None
+
+
 class DecodeFunction(ProcessFunction):
     """Decodes shim rows with registry deserializers built once per worker in :meth:`open`.
 
@@ -140,8 +160,7 @@ class DecodeFunction(ProcessFunction):
         skip_tombstones: bool = True,
         emit: Optional[Callable[[Any], Any]] = None,
     ) -> None:
-        if on_error not in (ON_ERROR_FAIL, ON_ERROR_DEAD_LETTER, ON_ERROR_SKIP):
-            raise ValueError(f"on_error must be 'fail', 'dead_letter' or 'skip', not {on_error!r}")
+        _check_on_error(on_error)
         self.value_spec = value
         self.key_spec = key
         self.on_error = on_error
@@ -182,12 +201,9 @@ class DecodeFunction(ProcessFunction):
             self._registry_failures.inc()
             raise exc.at(topic=topic, partition=partition, offset=offset, field=field)
         except Exception as exc:  # noqa: BLE001 - every other failure is the record's (poison pill)
-            self._failed.inc()
-            err = _locate(exc, topic, partition, offset, field)
-            if self.on_error == ON_ERROR_FAIL:
-                raise err from exc
-            if self.on_error == ON_ERROR_DEAD_LETTER:
-                yield DEAD_LETTER_TAG, _dead_letter_row(row, err)
+            dead = _poison_pill(self.on_error, self._failed, exc, row, topic, partition, offset, field)
+            if dead is not None:
+                yield dead
             return
         self._decoded.inc()
         out = KafkaRecord(topic, partition, offset, ts, key, value, headers) if self.include_metadata else value

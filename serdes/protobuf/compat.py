@@ -29,6 +29,8 @@ from typing import Any, Sequence, Union
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 
+from ._descriptor_sets import files_in_import_order
+
 __all__ = [
     "CompatibilityResult",
     "Incompatibility",
@@ -224,20 +226,8 @@ def descriptor_set_for(message_class_or_descriptor: Any) -> descriptor_pb2.FileD
             "expected a message class/instance, Descriptor, EnumDescriptor or "
             f"FileDescriptor, got {type(obj).__name__}"
         )
-    ordered: list[Any] = []
-    seen: set[str] = set()
-
-    def visit(f: Any) -> None:
-        if f.name in seen:
-            return
-        seen.add(f.name)
-        for dep in f.dependencies:
-            visit(dep)
-        ordered.append(f)
-
-    visit(fd)
     out = descriptor_pb2.FileDescriptorSet()
-    for f in ordered:
+    for f in files_in_import_order(fd):
         proto = out.file.add()
         serialized = getattr(f, "serialized_pb", None)
         if serialized:

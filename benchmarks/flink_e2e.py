@@ -291,6 +291,7 @@ def avro_confluent_jar() -> Path:
     """flink-sql-avro-confluent-registry from Maven Central, cached like the Kafka connector."""
     import subprocess
 
+    from serdes._mvn import mvn_package_command
     from serdes.flink import _jars
 
     group, artifact, version = AVRO_CONFLUENT
@@ -299,9 +300,8 @@ def avro_confluent_jar() -> Path:
     if jar.is_file():
         return jar
     home.mkdir(parents=True, exist_ok=True)
-    (home / "pom.xml").write_text(_jars._POM.format(plugin=_jars.DEPENDENCY_PLUGIN_VERSION, out=home,
-                                                    group=group, artifact=artifact, version=version))
-    subprocess.run(["mvn", "-B", "-q", "-f", str(home / "pom.xml"), "package"], cwd=home, check=True)
+    (home / "pom.xml").write_text(_jars.copy_jar_pom(home, group, artifact, version))
+    subprocess.run(mvn_package_command("mvn", home / "pom.xml", "-q"), cwd=home, check=True)
     return jar
 
 

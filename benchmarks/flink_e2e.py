@@ -441,6 +441,18 @@ def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
     return rate, net_ms / 1000, cpu
 
 
+def servers(stack: contextlib.ExitStack, bootstrap=None, registry=None):
+    """``(bootstrap, registry)``: the given ones, else $SERDES_TEST_BOOTSTRAP/$SERDES_TEST_REGISTRY_URL,
+    else local servers (serdes.testing) started on ``stack``."""
+    bootstrap = bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
+    registry = registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
+    if not (bootstrap and registry):
+        from serdes.testing import local_servers
+        s = stack.enter_context(local_servers())
+        bootstrap, registry = s.bootstrap_servers, s.registry_url
+    return bootstrap, registry
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=40_000)
@@ -465,12 +477,7 @@ def main(argv=None):
 
     results = {}
     with contextlib.ExitStack() as stack:
-        bootstrap = args.bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
-        registry = args.registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
-        if not (bootstrap and registry):
-            from serdes.testing import local_servers
-            s = stack.enter_context(local_servers())
-            bootstrap, registry = s.bootstrap_servers, s.registry_url
+        bootstrap, registry = servers(stack, args.bootstrap, args.registry)
         for fmt in args.formats.split(","):
             t_in = f"bench-in-{fmt}-{n}-{uuid.uuid4().hex[:6]}"
             produce(bootstrap, registry, fmt, t_in, n)

@@ -18,7 +18,7 @@ import uuid
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from ._errors import InvalidMagicByteError, RecordLocation, SerdesError, TruncatedFrameError
-from ._varint import write_zigzag
+from ._varint import read_zigzag_bounded, write_zigzag
 
 __all__ = [
     "MAGIC_ID",
@@ -81,24 +81,6 @@ def encode_message_indexes(indexes: Sequence[int]) -> bytes:
     return bytes(out)
 
 
-def _read_zigzag(data: Any, pos: int, end: int) -> Tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            raise TruncatedFrameError("record ends inside the Protobuf message-index array")
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise TruncatedFrameError("varint longer than 10 bytes in the Protobuf message-index array")
-    result &= 0xFFFFFFFFFFFFFFFF
-    return (result >> 1) ^ -(result & 1), pos
-
-
 def decode_message_indexes(data: Any, pos: int, end: Optional[int] = None) -> Tuple[List[int], int]:
     """Read a message-index array at ``pos``; returns ``(indexes, position after it)``."""
     if end is None:
@@ -107,12 +89,12 @@ def decode_message_indexes(data: Any, pos: int, end: Optional[int] = None) -> Tu
         raise TruncatedFrameError("record ends before the Protobuf message-index array")
     if data[pos] == 0:
         return [0], pos + 1
-    count, pos = _read_zigzag(data, pos, end)
+    count, pos = read_zigzag_bounded(data, pos, end)
     if count < 0 or count > _MAX_INDEXES:
         raise TruncatedFrameError(f"invalid Protobuf message-index array length {count}")
     indexes = []
     for _ in range(count):
-        idx, pos = _read_zigzag(data, pos, end)
+        idx, pos = read_zigzag_bounded(data, pos, end)
         if idx < 0:
             raise TruncatedFrameError(f"negative Protobuf message index {idx}")
         indexes.append(idx)

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from pyflink.common import Types  # noqa: E402
 from pyflink.datastream import KeyedProcessFunction  # noqa: E402
 
-from benchmarks.flink_e2e import TOTAL_AVRO, DictTotals, dict_customer, produce  # noqa: E402
+from benchmarks.flink_e2e import TOTAL_AVRO, DictTotals, dict_customer, produce, servers  # noqa: E402
 from benchmarks.flink_transport import discarding_sink  # noqa: E402
 from serdes import flink as sf  # noqa: E402
 
@@ -82,12 +82,7 @@ def main(argv=None):
     n = args.records
     config = dict(kv.split("=", 1) for kv in args.config)
     with contextlib.ExitStack() as stack:
-        bs = args.bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
-        reg = args.registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
-        if not (bs and reg):
-            from serdes.testing import local_servers
-            s = stack.enter_context(local_servers())
-            bs, reg = s.bootstrap_servers, s.registry_url
+        bs, reg = servers(stack, args.bootstrap, args.registry)
         t_in = f"breakdown-in-{uuid.uuid4().hex[:6]}"
         produce(bs, reg, "avro", t_in, n)
         job("read-only", args.mode, bs, reg, t_in, config)  # warm-up

@@ -291,6 +291,7 @@ def avro_confluent_jar() -> Path:
     """flink-sql-avro-confluent-registry from Maven Central, cached like the Kafka connector."""
     import subprocess
 
+    from serdes._mvn import mvn_package_command
     from serdes.flink import _jars
 
     group, artifact, version = AVRO_CONFLUENT
@@ -299,9 +300,8 @@ def avro_confluent_jar() -> Path:
     if jar.is_file():
         return jar
     home.mkdir(parents=True, exist_ok=True)
-    (home / "pom.xml").write_text(_jars._POM.format(plugin=_jars.DEPENDENCY_PLUGIN_VERSION, out=home,
-                                                    group=group, artifact=artifact, version=version))
-    subprocess.run(["mvn", "-B", "-q", "-f", str(home / "pom.xml"), "package"], cwd=home, check=True)
+    (home / "pom.xml").write_text(_jars.copy_jar_pom(home, group, artifact, version))
+    subprocess.run(mvn_package_command("mvn", home / "pom.xml", "-q"), cwd=home, check=True)
     return jar
 
 
@@ -441,6 +441,18 @@ def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
     return rate, net_ms / 1000, cpu
 
 
+def servers(stack: contextlib.ExitStack, bootstrap=None, registry=None):
+    """``(bootstrap, registry)``: the given ones, else $SERDES_TEST_BOOTSTRAP/$SERDES_TEST_REGISTRY_URL,
+    else local servers (serdes.testing) started on ``stack``."""
+    bootstrap = bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
+    registry = registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
+    if not (bootstrap and registry):
+        from serdes.testing import local_servers
+        s = stack.enter_context(local_servers())
+        bootstrap, registry = s.bootstrap_servers, s.registry_url
+    return bootstrap, registry
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=40_000)
@@ -465,12 +477,7 @@ def main(argv=None):
 
     results = {}
     with contextlib.ExitStack() as stack:
-        bootstrap = args.bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
-        registry = args.registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
-        if not (bootstrap and registry):
-            from serdes.testing import local_servers
-            s = stack.enter_context(local_servers())
-            bootstrap, registry = s.bootstrap_servers, s.registry_url
+        bootstrap, registry = servers(stack, args.bootstrap, args.registry)
         for fmt in args.formats.split(","):
             t_in = f"bench-in-{fmt}-{n}-{uuid.uuid4().hex[:6]}"
             produce(bootstrap, registry, fmt, t_in, n)

@@ -33,7 +33,7 @@ from pyflink.common import Types  # noqa: E402
 
 from serdes import flink as sf  # noqa: E402
 
-from benchmarks.flink_e2e import produce  # noqa: E402
+from benchmarks.flink_e2e import produce, servers  # noqa: E402
 from benchmarks.flink_transport import discarding_sink  # noqa: E402
 
 
@@ -90,12 +90,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     n, n0 = args.records, args.small
     with contextlib.ExitStack() as stack:
-        bootstrap = args.bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
-        registry = args.registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
-        if not (bootstrap and registry):
-            from serdes.testing import local_servers
-            s = stack.enter_context(local_servers())
-            bootstrap, registry = s.bootstrap_servers, s.registry_url
+        bootstrap, registry = servers(stack, args.bootstrap, args.registry)
         topics = {}
         for size in (n0, n):
             topics[size] = f"bench-src-{size}-{uuid.uuid4().hex[:6]}"

@@ -18,6 +18,7 @@ import uuid
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
 from ._errors import InvalidMagicByteError, RecordLocation, SerdesError, TruncatedFrameError
+from ._varint import read_zigzag_bounded, write_zigzag
 
 __all__ = [
     "MAGIC_ID",
@@ -69,42 +70,15 @@ class Frame:
             other.schema_id, other.message_indexes, other.offset)
 
 
-def _zigzag_varint(value: int, out: bytearray) -> None:
-    # 64-bit zigzag, as confluent-kafka and the Java serializers write it
-    v = ((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF
-    while v > 0x7F:
-        out.append((v & 0x7F) | 0x80)
-        v >>= 7
-    out.append(v)
-
-
 def encode_message_indexes(indexes: Sequence[int]) -> bytes:
     """Encode a Protobuf message-index array; ``[0]`` (or empty) is the single byte ``0``."""
     if not indexes or (len(indexes) == 1 and indexes[0] == 0):
         return b"\x00"
     out = bytearray()
-    _zigzag_varint(len(indexes), out)
+    write_zigzag(out, len(indexes))
     for i in indexes:
-        _zigzag_varint(i, out)
+        write_zigzag(out, i)
     return bytes(out)
-
-
-def _read_zigzag(data: Any, pos: int, end: int) -> Tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            raise TruncatedFrameError("record ends inside the Protobuf message-index array")
-        b = data[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            break
-        shift += 7
-        if shift > 63:
-            raise TruncatedFrameError("varint longer than 10 bytes in the Protobuf message-index array")
-    result &= 0xFFFFFFFFFFFFFFFF
-    return (result >> 1) ^ -(result & 1), pos
 
 
 def decode_message_indexes(data: Any, pos: int, end: Optional[int] = None) -> Tuple[List[int], int]:
@@ -115,12 +89,12 @@ def decode_message_indexes(data: Any, pos: int, end: Optional[int] = None) -> Tu
         raise TruncatedFrameError("record ends before the Protobuf message-index array")
     if data[pos] == 0:
         return [0], pos + 1
-    count, pos = _read_zigzag(data, pos, end)
+    count, pos = read_zigzag_bounded(data, pos, end)
     if count < 0 or count > _MAX_INDEXES:
         raise TruncatedFrameError(f"invalid Protobuf message-index array length {count}")
     indexes = []
     for _ in range(count):
-        idx, pos = _read_zigzag(data, pos, end)
+        idx, pos = read_zigzag_bounded(data, pos, end)
         if idx < 0:
             raise TruncatedFrameError(f"negative Protobuf message index {idx}")
         indexes.append(idx)

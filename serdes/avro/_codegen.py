@@ -58,12 +58,12 @@ except Exception:  # pragma: no cover - fastavro layout change
 
 from .._errors import CorruptPayloadError, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
+from .._varint import read_varint_tail, read_zigzag_tail
 from ._exec import compile_generated
 from ._schema_check import check_schema
 
 __all__ = ["Unsupported", "compile_decoder", "compile_validator", "generated_source"]
 
-_MASK64 = 0xFFFFFFFFFFFFFFFF
 # Block-nesting level (indentation / 4) from which a composite value gets its own function: a
 # value's code adds at most ~6 levels, and Python allows 20 per function.
 _OUTLINE_LEVEL = 8
@@ -72,39 +72,6 @@ _COMPOSITE = ("array", "map", "union", "error_union", "record", "error", "reques
 
 class Unsupported(Exception):
     """The schema uses a fastavro code path the generator does not reproduce: use fastavro."""
-
-
-def _rl(data: bytes, pos: int) -> Tuple[int, int]:
-    """Multi-byte zigzag varint at ``pos`` (the caller saw the continuation bit)."""
-    b = data[pos]
-    n = b & 0x7F
-    shift = 7
-    pos += 1
-    while b & 0x80:
-        b = data[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if shift > 70:
-            raise CorruptPayloadError("varint longer than 10 bytes")
-    n &= _MASK64
-    return (n >> 1) ^ -(n & 1), pos
-
-
-def _ru(data: bytes, pos: int) -> Tuple[int, int]:
-    """Multi-byte varint at ``pos``, returned *before* zigzag decoding (union branch dispatch)."""
-    b = data[pos]
-    n = b & 0x7F
-    shift = 7
-    pos += 1
-    while b & 0x80:
-        b = data[pos]
-        pos += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if shift > 70:
-            raise CorruptPayloadError("varint longer than 10 bytes")
-    return n & _MASK64, pos
 
 
 def _neg(n: int) -> CorruptPayloadError:
@@ -156,8 +123,8 @@ def _varint_too_long() -> CorruptPayloadError:
 
 _BASE_NS: Dict[str, Any] = {
     "_varint_too_long": _varint_too_long,
-    "_rl": _rl,
-    "_ru": _ru,
+    "_rl": read_zigzag_tail,
+    "_ru": read_varint_tail,
     "_neg": _neg,
     "_big": _big,
     "_badlen": _badlen,
@@ -331,7 +298,7 @@ class _Gen:
         out.append(f"{ind}if {t} < 128:")
         out.append(f"{ind}    pos += 1")
         out.append(f"{ind}    {t} = ({t} >> 1) ^ -({t} & 1)")
-        # multi-byte varints are inlined (same semantics as _rl): a call plus a tuple per long
+        # multi-byte varints are inlined (same semantics as serdes._varint.read_zigzag_tail): a call plus a tuple per long
         # cost more than the loop itself
         out.append(f"{ind}else:")
         out.append(f"{ind}    {t} &= 0x7F")

@@ -38,6 +38,7 @@ from fastavro.validation import validate as _fa_validate
 from fastavro.write import LOGICAL_WRITERS
 
 from .._errors import SchemaMismatchError, ValidationError
+from .._varint import write_zigzag
 from .._limits import DEFAULT_LIMITS, Limits
 from ._exec import compile_generated
 from ._schema_check import check_schema
@@ -76,20 +77,12 @@ def _chk_seq(v: Any, path: str) -> Any:
     raise _bad(path, v, "array")
 
 
-def _wl(buf: bytearray, n: int) -> None:
-    n = (n << 1) ^ (n >> 63)
-    while n > 0x7F:
-        buf.append((n & 0x7F) | 0x80)
-        n >>= 7
-    buf.append(n)
-
-
 _NS: Dict[str, Any] = {
     "_bad": _bad,
     "_chk_int": _chk_int,
     "_chk_float": _chk_float,
     "_chk_seq": _chk_seq,
-    "_wl": _wl,
+    "_wl": write_zigzag,
     "_pf": struct.Struct("<f").pack,
     "_pd": struct.Struct("<d").pack,
     "_Slow": _Slow,

@@ -29,14 +29,12 @@ from serdes.cdc import Change, Op, parse_change
 
 from ._codecs import SerdeSpec
 from ._kafka import (
-    DEAD_LETTER_TAG,
-    ON_ERROR_DEAD_LETTER,
     ON_ERROR_FAIL,
     ON_ERROR_SKIP,
     FlinkSerializationContext,
+    _check_on_error,
     _create_in_worker,
-    _dead_letter_row,
-    _locate,
+    _poison_pill,
     read_records,
 )
 from ._rows import _RecordToRow, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
@@ -388,8 +386,7 @@ class DebeziumDecodeFunction(ProcessFunction):
         on_error: str = ON_ERROR_FAIL,
         on_truncate: str = ON_ERROR_FAIL,
     ) -> None:
-        if on_error not in (ON_ERROR_FAIL, ON_ERROR_DEAD_LETTER, ON_ERROR_SKIP):
-            raise ValueError(f"on_error must be 'fail', 'dead_letter' or 'skip', not {on_error!r}")
+        _check_on_error(on_error)
         if on_truncate not in (ON_ERROR_FAIL, ON_ERROR_SKIP):
             raise ValueError(f"on_truncate must be 'fail' or 'skip', not {on_truncate!r}")
         if mode not in (RETRACT, UPSERT):
@@ -408,6 +405,7 @@ class DebeziumDecodeFunction(ProcessFunction):
         self._decoded = g.counter("serdes_decoded")
         self._failed = g.counter("serdes_failed")
         self._tombstones = g.counter("serdes_tombstones")
+        self._registry_failures = g.counter("serdes_registry_failures")
         self._truncates = g.counter("serdes_truncates")
         self._inserts = g.counter("serdes_inserts")
         self._updates = g.counter("serdes_updates")
@@ -461,13 +459,10 @@ class DebeziumDecodeFunction(ProcessFunction):
                     RecordLocation(topic, field, partition, offset),
                 )
             out = self.rows(change)        # all rows of a change are built before any is emitted
-        except Exception as exc:  # noqa: BLE001 - every failure is a poison pill
-            self._failed.inc()
-            err = _locate(exc, topic, partition, offset, field)
-            if self.on_error == ON_ERROR_FAIL:
-                raise err from exc
-            if self.on_error == ON_ERROR_DEAD_LETTER:
-                yield DEAD_LETTER_TAG, _dead_letter_row(row, err)
+        except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
+            dead = _poison_pill(self.on_error, self._failed, self._registry_failures, exc, row, topic, partition, offset, field)
+            if dead is not None:
+                yield dead
             return
         self._decoded.inc()
         (self._updates if change.op is Op.UPDATE else self._deletes if change.op is Op.DELETE

@@ -115,6 +115,33 @@ def _locate(err: BaseException, topic, partition, offset, field) -> SerdesError:
 # ---------------------------------------------------------------------------------------------
 
 
+def _check_on_error(on_error: str) -> None:
+    if on_error not in (ON_ERROR_FAIL, ON_ERROR_DEAD_LETTER, ON_ERROR_SKIP):
+        raise ValueError(f"on_error must be 'fail', 'dead_letter' or 'skip', not {on_error!r}")
+
+
+def _poison_pill(on_error: str, failed: Any, registry_failures: Any, exc: BaseException, row, topic, partition, offset, field):
+    """A record that does not decode: apply ``on_error`` to it, unless the registry failed.
+
+    A :class:`serdes.RegistryError` (unreachable, 401/403, 429, a bad answer) is the registry's
+    failure, not the record's: the same record decodes once the registry answers. It is counted in
+    ``registry_failures`` and always raised -- never dead-lettered or skipped -- so the operator
+    fails and Flink's restart strategy retries from the last checkpoint. Any other failure is
+    counted in ``failed``; ``"fail"`` raises the located error, ``"dead_letter"`` returns the
+    ``(DEAD_LETTER_TAG, row)`` output to emit, ``"skip"`` returns None.
+    """
+    if isinstance(exc, RegistryError):
+        registry_failures.inc()
+        raise exc.at(topic=topic, partition=partition, offset=offset, field=field)
+    failed.inc()
+    err = _locate(exc, topic, partition, offset, field)
+    if on_error == ON_ERROR_FAIL:
+        raise err from exc
+    if on_error == ON_ERROR_DEAD_LETTER:
+        return DEAD_LETTER_TAG, _dead_letter_row(row, err)
+    return None
+
+
 class DecodeFunction(ProcessFunction):
     """Decodes shim rows with registry deserializers built once per worker in :meth:`open`.
 
@@ -140,8 +167,7 @@ class DecodeFunction(ProcessFunction):
         skip_tombstones: bool = True,
         emit: Optional[Callable[[Any], Any]] = None,
     ) -> None:
-        if on_error not in (ON_ERROR_FAIL, ON_ERROR_DEAD_LETTER, ON_ERROR_SKIP):
-            raise ValueError(f"on_error must be 'fail', 'dead_letter' or 'skip', not {on_error!r}")
+        _check_on_error(on_error)
         self.value_spec = value
         self.key_spec = key
         self.on_error = on_error
@@ -175,19 +201,10 @@ class DecodeFunction(ProcessFunction):
                 key = self._key_de(
                     raw_key, FlinkSerializationContext(topic, MessageField.KEY, headers, partition, offset)
                 )
-        except RegistryError as exc:
-            # The registry failed (unreachable, 401/403, 429, a bad answer), not the record: the
-            # same record decodes once the registry answers. Never dead-lettered or skipped -- the
-            # operator fails and Flink's restart strategy retries from the last checkpoint.
-            self._registry_failures.inc()
-            raise exc.at(topic=topic, partition=partition, offset=offset, field=field)
-        except Exception as exc:  # noqa: BLE001 - every other failure is the record's (poison pill)
-            self._failed.inc()
-            err = _locate(exc, topic, partition, offset, field)
-            if self.on_error == ON_ERROR_FAIL:
-                raise err from exc
-            if self.on_error == ON_ERROR_DEAD_LETTER:
-                yield DEAD_LETTER_TAG, _dead_letter_row(row, err)
+        except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
+            dead = _poison_pill(self.on_error, self._failed, self._registry_failures, exc, row, topic, partition, offset, field)
+            if dead is not None:
+                yield dead
             return
         self._decoded.inc()
         out = KafkaRecord(topic, partition, offset, ts, key, value, headers) if self.include_metadata else value

@@ -88,12 +88,11 @@ class _DescriptorDecoder:
         return {"fds_bytes": self.fds_bytes, "full_name": self.full_name, "_from_string": None}
 
     def message_class(self) -> type:
-        from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+        from google.protobuf import message_factory
 
-        fds = descriptor_pb2.FileDescriptorSet.FromString(self.fds_bytes)
-        pool = descriptor_pool.DescriptorPool()
-        for fd in fds.file:
-            pool.Add(fd)
+        from ..protobuf._descriptor_sets import pool_from_set
+
+        pool = pool_from_set(self.fds_bytes)
         return message_factory.GetMessageClass(pool.FindMessageTypeByName(self.full_name))
 
     def __call__(self, data: bytes):
@@ -106,19 +105,15 @@ def file_descriptor_set(descriptor) -> bytes:
     """Serialized ``FileDescriptorSet`` with the message's file and its dependencies."""
     from google.protobuf import descriptor_pb2
 
-    seen, ordered = set(), []
+    from ..protobuf._descriptor_sets import files_in_import_order
 
-    def visit(fd):
-        if fd.name in seen:
-            return
-        seen.add(fd.name)
-        for dep in fd.dependencies:
-            visit(dep)
+    # CopyToProto, not serialized_pb as in compat.descriptor_set_for: these bytes travel with jobs
+    # and savepoints already written, so they stay byte-for-byte what earlier versions wrote
+    ordered = []
+    for fd in files_in_import_order(descriptor.file):
         proto = descriptor_pb2.FileDescriptorProto()
         fd.CopyToProto(proto)
         ordered.append(proto)
-
-    visit(descriptor.file)
     return descriptor_pb2.FileDescriptorSet(file=ordered).SerializeToString()
 
 

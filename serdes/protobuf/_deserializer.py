@@ -27,6 +27,7 @@ from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError, 
 from .._limits import split_limits_conf
 from .._serde import Decoder, FastDeserializer, _payload_error
 from .._wire import Frame, frame_prefix, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
+from ._descriptor_sets import pool_from_set as _pool_from_set
 from ._schemas import build_pool, fetch_schema, first_message_name, message_at
 from ._todict import dict_converter
 
@@ -349,31 +350,3 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
             return decode_indexed(data, offset, ctx)
 
         return decode
-
-
-def _pool_from_set(descriptor_set: Union[descriptor_pb2.FileDescriptorSet, bytes, bytearray, memoryview]) -> descriptor_pool.DescriptorPool:
-    if isinstance(descriptor_set, (bytes, bytearray, memoryview)):
-        fds = descriptor_pb2.FileDescriptorSet.FromString(bytes(descriptor_set))
-    else:
-        fds = descriptor_set
-    pool = descriptor_pool.DescriptorPool()
-    files = {f.name: f for f in fds.file}
-    added: set = set()
-
-    def add(f: descriptor_pb2.FileDescriptorProto) -> None:
-        if f.name in added:
-            return
-        for dep in f.dependency:
-            if dep in files:
-                add(files[dep])
-            elif dep not in added:
-                from ._schemas import _add_from_default_pool
-
-                if not _add_from_default_pool(pool, dep, added):
-                    raise ValueError(f"descriptor_set lacks {dep!r}, imported by {f.name!r}")
-        pool.Add(f)
-        added.add(f.name)
-
-    for f in fds.file:
-        add(f)
-    return pool

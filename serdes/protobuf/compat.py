@@ -29,6 +29,8 @@ from typing import Any, Sequence, Union
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 
+from ._descriptor_sets import files_in_import_order
+
 __all__ = [
     "CompatibilityResult",
     "Incompatibility",
@@ -224,20 +226,8 @@ def descriptor_set_for(message_class_or_descriptor: Any) -> descriptor_pb2.FileD
             "expected a message class/instance, Descriptor, EnumDescriptor or "
             f"FileDescriptor, got {type(obj).__name__}"
         )
-    ordered: list[Any] = []
-    seen: set[str] = set()
-
-    def visit(f: Any) -> None:
-        if f.name in seen:
-            return
-        seen.add(f.name)
-        for dep in f.dependencies:
-            visit(dep)
-        ordered.append(f)
-
-    visit(fd)
     out = descriptor_pb2.FileDescriptorSet()
-    for f in ordered:
+    for f in files_in_import_order(fd):
         proto = out.file.add()
         serialized = getattr(f, "serialized_pb", None)
         if serialized:
@@ -442,6 +432,19 @@ class _Checker:
             f"{kind} {old.name} not found in new schema (removed, renamed or moved){hint}",
         )
 
+    def _old_and_new(self, kind: str, name: str, old_defs: dict[str, Any], new_defs: dict[str, Any],
+                     removed_rule: str) -> tuple[Any, Any] | None:
+        """The old and new definitions of ``name``; None, noted or rejected, when a side lacks it."""
+        old = old_defs.get(name)
+        if old is None:
+            self.note(f"{kind} {name} is not defined in the old descriptor set; compared by name only")
+            return None
+        new = new_defs.get(name)
+        if new is None:
+            self._missing_type(kind, old, removed_rule)
+            return None
+        return old, new
+
     @staticmethod
     def _signature(m: descriptor_pb2.DescriptorProto, index: _Index) -> tuple[Any, ...]:
         return tuple(
@@ -452,14 +455,10 @@ class _Checker:
         if name in self._seen_enums:
             return
         self._seen_enums.add(name)
-        old = self.old.enums.get(name)
-        if old is None:
-            self.note(f"enum {name} is not defined in the old descriptor set; compared by name only")
+        pair = self._old_and_new("enum", name, self.old.enums, self.new.enums, Rule.ENUM_REMOVED)
+        if pair is None:
             return
-        new = self.new.enums.get(name)
-        if new is None:
-            self._missing_type("enum", old, Rule.ENUM_REMOVED)
-            return
+        old, new = pair
         new_by_number: dict[int, list[str]] = {}
         for v in new.proto.value:
             new_by_number.setdefault(v.number, []).append(v.name)
@@ -487,14 +486,10 @@ class _Checker:
         if name in self._seen_messages:
             return
         self._seen_messages.add(name)
-        old = self.old.messages.get(name)
-        if old is None:
-            self.note(f"message {name} is not defined in the old descriptor set; compared by name only")
+        pair = self._old_and_new("message", name, self.old.messages, self.new.messages, Rule.MESSAGE_REMOVED)
+        if pair is None:
             return
-        new = self.new.messages.get(name)
-        if new is None:
-            self._missing_type("message", old, Rule.MESSAGE_REMOVED)
-            return
+        old, new = pair
         if _syntax(old.file) != _syntax(new.file):
             self.note(
                 f"file {old.file.name}: syntax changed {_syntax(old.file)} -> {_syntax(new.file)}"

@@ -152,3 +152,22 @@ def test_benchmark_events_are_a_valid_history():
         if ch.after is not None:
             table[ch.after["id"]] = ch.after
     assert ops == {"c", "u", "d"}
+
+
+@pytest.mark.parametrize("on_error", ["dead_letter", "skip", "fail"])
+def test_registry_error_is_never_dead_lettered_or_skipped(on_error):
+    """As in read_kafka: a registry failure (here a 401) fails the operator whatever on_error says."""
+    import serdes
+
+    spec, _, conv = _after_row(_specs()[0], "t", None)
+    fn = DebeziumDecodeFunction(spec, None, conv, _metadata_spec(None), "retract", on_error=on_error)
+    fn = pickle.loads(cloudpickle.dumps(fn))
+    fn.open(_RuntimeContext())
+
+    def unauthorized(data, ctx):
+        raise serdes.RegistryAuthError("fetching schema id 1: registry answered HTTP 401", http_status=401)
+
+    fn._value_de = unauthorized
+    with pytest.raises(serdes.RegistryAuthError) as info:
+        list(fn.process_element(("t", 2, 7, 0, None, b"\x00\x00\x00\x00\x01\x02", None), None))
+    assert (info.value.location.topic, info.value.location.partition, info.value.location.offset) == ("t", 2, 7)

@@ -15,6 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .._errors import ConnectorJarError
+
 DEPENDENCY_PLUGIN_VERSION = "3.8.1"
 CONNECTOR_GROUP = "org.apache.flink"
 CONNECTOR_ARTIFACT = "flink-sql-connector-kafka"
@@ -23,10 +25,6 @@ CONNECTOR_VERSION = "5.0.0-2.2"
 
 ENV_JAR = "SERDES_FLINK_KAFKA_JAR"
 ENV_CACHE = "SERDES_CACHE_DIR"
-
-
-class ConnectorJarError(RuntimeError):
-    """The Kafka connector jar is not available and could not be fetched."""
 
 
 def cache_dir() -> Path:

@@ -16,6 +16,8 @@ import threading
 import time
 from pathlib import Path
 
+from .._errors import MissingToolError
+
 DEPENDENCY_PLUGIN_VERSION = "3.8.1"
 KAFKA_VERSION = os.environ.get("SERDES_KAFKA_VERSION", "4.1.1")
 SCALA_VERSION = "2.13"
@@ -24,10 +26,6 @@ SLF4J_VERSION = "2.0.17"
 APICURIO_VERSION = os.environ.get("SERDES_APICURIO_VERSION", "3.3.3")
 
 _MARKER = ".complete"
-
-
-class MissingToolError(RuntimeError):
-    """``java`` or ``mvn`` is not on PATH."""
 
 
 def require_tool(name: str) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
-from .._errors import JobGraphError, StrictTypeError, ThreadModeError
+from .._errors import JobGraphError, StrictTypeError, ThreadModeError  # noqa: F401  (JobGraphError: re-exported)
 
 ATTR_CHECKS = "_serdes_graph_checks"
 

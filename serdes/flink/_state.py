@@ -21,8 +21,6 @@ a few hundred bytes for a small file; RocksDB compresses the identical values we
 
 from __future__ import annotations
 
-from typing import Optional
-
 from .._errors import StateSchemaIncompatibleError
 
 DESCRIPTOR_STATE_SUFFIX = ".serdes-descriptor"

@@ -11,7 +11,7 @@ Flink sources do; a plain ``(data, ctx)`` call cannot).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, List, Optional, Tuple
 
 from confluent_kafka.serialization import SerializationError
 
@@ -227,3 +227,147 @@ class MalformedEnvelopeError(ValidationError):
 class UnsupportedChangeError(SerdesError):
     """A valid Debezium event that the configured consumer cannot express, e.g. a truncate
     (``op == "t"``) in a Flink changelog stream with ``on_truncate="fail"``."""
+
+
+# -- errors without a record: jobs, environments, tools ----------------------------------------
+#
+# These are raised about a job, a jar or a server rather than about one record, so they carry no
+# location unless the raiser knew one (their message is the reason alone). They keep the built-in
+# base users caught before they joined the hierarchy (``RuntimeError``) through multiple
+# inheritance, so ``except RuntimeError`` code keeps working.
+
+__all__ += [
+    "RecordDecodeError",
+    "StateSchemaIncompatibleError",
+    "FlinkJobError",
+    "ConnectorJarError",
+    "JobGraphError",
+    "ThreadModeError",
+    "StrictTypeError",
+    "ServerStartError",
+    "MissingToolError",
+    "FlinkSubmitError",
+    "FlinkJobFailed",
+]
+
+
+class _UnlocatedError(SerdesError):
+    """A serdes error whose message is its reason, with the location only when one is known."""
+
+    def _format(self) -> str:
+        where = str(self.location)
+        if where == "unknown location":
+            return self.reason
+        return f"{self.reason} ({where})"
+
+
+class RecordDecodeError(SerdesError):
+    """A record could not be decoded (wraps a non-serdes error with the record's coordinates)."""
+
+
+class StateSchemaIncompatibleError(_UnlocatedError):
+    """Restored keyed state was written with a protobuf schema the job's class cannot read.
+
+    Attributes: ``state`` (state name), ``message`` (root type), ``result``
+    (:class:`~serdes.protobuf.compat.CompatibilityResult`), ``reasons`` (``"path: [rule] detail"``
+    strings).
+    """
+
+    def __init__(self, reason: str, state: Optional[str] = None, message: Optional[str] = None,
+                 result: Any = None) -> None:
+        super().__init__(reason)
+        self.state = state
+        self.message = message
+        self.result = result
+        self.reasons = [str(r) for r in result.reasons] if result is not None else []
+
+
+class FlinkJobError(_UnlocatedError, RuntimeError):
+    """A Flink job failed because a record could not be decoded/encoded.
+
+    Carries the serdes error type name (``error_type``), its message and the record's coordinates
+    (``topic``, ``partition``, ``offset``; also in ``location``) parsed from the job's failure cause
+    (``cause_text``; the original exception object lives in the Python worker).
+    """
+
+    def __init__(self, message: str, error_type: str, topic: Optional[str], partition: Optional[int],
+                 offset: Optional[int], cause_text: str = "") -> None:
+        super().__init__(message, RecordLocation(topic, None, partition, offset))
+        self.error_type = error_type
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.cause_text = cause_text
+
+    def _format(self) -> str:
+        return self.reason  # the message already names the coordinates
+
+
+class ConnectorJarError(_UnlocatedError, RuntimeError):
+    """The Flink Kafka connector jar is not available and could not be fetched."""
+
+
+class JobGraphError(_UnlocatedError, RuntimeError):
+    """The Flink job as built does not meet a requirement of its environment.
+
+    ``operators`` lists ``(operator name, detail)`` for every offending operator.
+    """
+
+    def __init__(self, message: str, operators: List[Tuple[str, str]]) -> None:
+        super().__init__(message)
+        self.operators = operators
+
+
+class ThreadModeError(JobGraphError):
+    """``execution_mode="thread"`` was asked for, but a Python operator would run in process mode."""
+
+
+class StrictTypeError(JobGraphError):
+    """``strict_types=True``: an operator's output or state type falls back to pickled bytes."""
+
+
+class ServerStartError(_UnlocatedError, RuntimeError):
+    """A test server (serdes.testing) did not become ready; the message includes the tail of its log."""
+
+
+class MissingToolError(_UnlocatedError, RuntimeError):
+    """``java`` or ``mvn`` is not on PATH."""
+
+
+class FlinkSubmitError(_UnlocatedError, RuntimeError):
+    """``flink run`` failed; the message holds its output and the client log tail."""
+
+
+class FlinkJobFailed(_UnlocatedError, RuntimeError):
+    """A job on a serdes.testing Flink cluster reached FAILED (or another terminal state than the
+    awaited one)."""
+
+    def __init__(self, message: str, job_id: str, state: str, exception_text: str = "") -> None:
+        super().__init__(message)
+        self.job_id = job_id
+        self.state = state
+        self.exception_text = exception_text
+
+
+# -- format-specific errors (re-exported by their format packages) ------------------------------
+
+__all__ += ["WrongMessageTypeError", "RemoteRefRefused"]
+
+
+class WrongMessageTypeError(ValidationError, ValueError):
+    """The value is not an instance of the Protobuf serializer's message class (a ``ValueError``
+    too, as confluent-kafka raises)."""
+
+
+class RemoteRefRefused(SchemaMismatchError):
+    """A JSON Schema ``$ref`` points outside the schema and its registry references, and remote
+    references are not enabled (``serdes.allow.remote.refs``), or its scheme is never fetched."""
+
+    def __init__(self, uri: str, allowed: bool) -> None:
+        self.uri = uri
+        self.allowed = allowed
+        if allowed:
+            why = "only http(s):// targets are fetched with serdes.allow.remote.refs"
+        else:
+            why = "set serdes.allow.remote.refs=true to fetch http(s):// targets"
+        super().__init__(f"JSON Schema $ref {uri!r} is neither in the schema nor a registry reference; refusing it ({why})")

@@ -24,6 +24,7 @@ except ImportError:  # pragma: no cover - older confluent-kafka
     pass
 from ._deserializer import AvroDeserializer
 from ._serializer import AvroSerializer
+from ._source import generated_source
 
 __all__ = [
     "AvroSerializer",
@@ -42,6 +43,7 @@ __all__ = [
     "parse_schema_with_repo",
     "transform",
     "validate_message",
+    "generated_source",
 ]
 
 __all__ = [n for n in __all__ if n in globals()]

@@ -29,7 +29,7 @@ import io
 import numbers
 import struct
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from fastavro import parse_schema, schemaless_writer
 from fastavro.const import AVRO_TYPES
@@ -282,6 +282,36 @@ def _slow_encoder(parsed: Any, prefix: bytes, strict: bool, strict_allow_default
     return slow
 
 
+def encoder_source(parsed: Any, with_to_dict: bool, limits: Limits = DEFAULT_LIMITS,
+                   role: str = "serializer's") -> Optional[Tuple[str, Dict[str, Any]]]:
+    """The generated encoder's source and the namespace constants it reads (``PREFIX``, ``slow`` and
+    ``to_dict`` are bound by the caller) for a parsed, checked non-``bytes`` schema; ``None`` when
+    the generator declines the schema (the encoder is fastavro's)."""
+    gen = _EGen(parsed)
+    body: List[str] = []
+    try:
+        gen.emit(body, "        ", parsed, "obj", parsed.get("name", "value") if isinstance(parsed, dict) else "value")
+    except _Unsupported:
+        return None
+    except RecursionError:  # only with serdes.max.schema.depth set far above its default
+        raise SchemaMismatchError(
+            f"the {role} schema nests too deep to generate code for "
+            f"(serdes.max.schema.depth={limits.max_schema_depth})"
+        ) from None
+    src = ["def encode(obj, ctx=None):"]
+    if with_to_dict:
+        src.append("    obj = to_dict(obj, ctx)")
+    src.append("    buf = _bytearray(PREFIX)")
+    src.append("    try:")
+    src.extend(body)
+    src.append("    except _VErr:")
+    src.append("        raise")
+    src.append("    except _Exception:")
+    src.append("        return slow(obj)")  # fastavro's path: its bytes, or a ValidationError
+    src.append("    return _bytes(buf)")
+    return "\n".join(gen.funcs + src) + "\n", gen.ns
+
+
 def compile_encoder(
     schema: Any,
     prefix: bytes = b"",
@@ -315,35 +345,13 @@ def compile_encoder(
             raise _bad("bytes", obj, "bytes")
 
         return encode_raw
-    gen = _EGen(parsed)
-    body: List[str] = []
-    use_gen = not (strict or strict_allow_default)
-    if use_gen:
-        try:
-            gen.emit(body, "        ", parsed, "obj", parsed.get("name", "value") if isinstance(parsed, dict) else "value")
-        except _Unsupported:
-            use_gen = False
-        except RecursionError:  # only with serdes.max.schema.depth set far above its default
-            raise SchemaMismatchError(
-                f"the {role} schema nests too deep to generate code for "
-                f"(serdes.max.schema.depth={limits.max_schema_depth})"
-            ) from None
-    if not use_gen:
+    generated = None
+    if not (strict or strict_allow_default):
+        generated = encoder_source(parsed, to_dict is not None, limits, role)
+    if generated is None:
         if to_dict is None:
             return lambda obj, ctx=None: slow(obj)
         return lambda obj, ctx=None: slow(to_dict(obj, ctx))
-    src = ["def encode(obj, ctx=None):"]
-    if to_dict is not None:
-        src.append("    obj = to_dict(obj, ctx)")
-    src.append("    buf = _bytearray(PREFIX)")
-    src.append("    try:")
-    src.extend(body)
-    src.append("    except _VErr:")
-    src.append("        raise")
-    src.append("    except _Exception:")
-    src.append("        return slow(obj)")  # fastavro's path: its bytes, or a ValidationError
-    src.append("    return _bytes(buf)")
-    ns = gen.ns
+    code, ns = generated
     ns.update(PREFIX=prefix, slow=slow, to_dict=to_dict)
-    code = "\n".join(gen.funcs + src) + "\n"
     return compile_generated(code, "encoder", ns, "encode")

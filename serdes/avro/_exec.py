@@ -15,17 +15,30 @@ executing anything this module parses the source and checks it is what a generat
 Any failure — the check, ``compile`` (a ``SyntaxError``, ``RecursionError`` or ``MemoryError`` for
 a pathological schema) or ``exec`` — is a :class:`SchemaMismatchError`, never an untyped error and
 never a half-built function.
+
+The code is compiled under a filename naming what it is and a hash of its source
+(``<serdes.avro decoder 3f2a...>``; never a schema name) and its source is registered with
+:mod:`linecache` under that name, so a traceback through generated code shows the generated line.
+Only the :data:`LINECACHE_ENTRIES` most recently compiled sources stay registered (an LRU), so a
+process that sees many schemas does not keep every source alive; the source of any decoder is also
+``fn.__serdes_source__`` and :func:`serdes.avro.generated_source`.
 """
 
 from __future__ import annotations
 
 import ast
+import hashlib
+import linecache
 import threading
+from collections import OrderedDict
 from typing import Any, Callable, Dict, Set
 
 from .._errors import SchemaMismatchError
 
-__all__ = ["compile_generated"]
+__all__ = ["compile_generated", "generated_filename", "LINECACHE_ENTRIES"]
+
+#: how many generated sources stay registered with linecache (most recently compiled first)
+LINECACHE_ENTRIES = 256
 
 _BUILTINS = frozenset({"len", "range", "int", "float", "type", "isinstance"})
 _ATTRIBUTES = frozenset({"append", "decode", "encode", "get", "items", "create_decimal", "scaleb", "from_bytes"})
@@ -82,17 +95,40 @@ def _verify(tree: ast.Module, ns: Dict[str, Any], entry: str) -> None:
             raise _Rejected(f"{entry} does not end with a return of a value")
 
 
+def generated_filename(src: str, what: str) -> str:
+    """The filename generated ``src`` is compiled under: its kind and a hash of the source."""
+    return f"<serdes.avro {what} {hashlib.sha256(src.encode()).hexdigest()[:16]}>"
+
+
+_REGISTERED: "OrderedDict[str, None]" = OrderedDict()
+_REGISTER_LOCK = threading.Lock()
+
+
+def _register_source(filename: str, src: str) -> None:
+    # A 4-tuple with mtime None is what linecache keeps for sources without a file: checkcache()
+    # leaves it alone, getline() reads it. Equal sources share one filename (and one entry).
+    lines = src.splitlines(keepends=True)
+    with _REGISTER_LOCK:
+        linecache.cache[filename] = (len(src), None, lines, filename)
+        _REGISTERED[filename] = None
+        _REGISTERED.move_to_end(filename)
+        while len(_REGISTERED) > LINECACHE_ENTRIES:
+            old, _ = _REGISTERED.popitem(last=False)
+            linecache.cache.pop(old, None)
+
+
 def compile_generated(src: str, what: str, ns: Dict[str, Any], entry: str) -> Callable[..., Any]:
     """Check, compile and execute generated ``src`` in ``ns``; return its function ``entry``.
 
     ``what`` names the code in messages ("decoder", "encoder"). Raises :class:`SchemaMismatchError`
     on any failure.
     """
+    filename = generated_filename(src, what)
     try:
         with _AST_LOCK:
-            tree = ast.parse(src, f"<serdes.avro generated {what}>", "exec")
+            tree = ast.parse(src, filename, "exec")
             _verify(tree, ns, entry)
-            code = compile(tree, f"<serdes.avro generated {what}>", "exec")
+            code = compile(tree, filename, "exec")
         exec(code, ns)
     except _Rejected as e:
         raise SchemaMismatchError(f"serdes refused the {what} generated for this schema ({e}); please report it") from None
@@ -100,6 +136,7 @@ def compile_generated(src: str, what: str, ns: Dict[str, Any], entry: str) -> Ca
         raise SchemaMismatchError(
             f"serdes cannot build the {what} for this schema: {type(e).__name__}: {e}"
         ) from None
+    _register_source(filename, src)
     fn = ns[entry]
     fn.__serdes_source__ = src
     return fn  # type: ignore[no-any-return]

@@ -5,28 +5,13 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from .._errors import FlinkJobError
+
 # "serdes._errors.InvalidMagicByteError: unknown magic byte 0x07 (topic='t', field=value, partition=0, offset=5)"
 _ERR_LINE = re.compile(
     r"(?:^|\s)(?P<qual>(?:[\w]+\.)*(?P<type>\w+(?:Error|Exception))): (?P<msg>[^\n]*?\btopic='[^']*'[^\n]*?offset=\d+[^\n]*)"
 )
 _COORDS = re.compile(r"topic='(?P<topic>[^']*)'.*?partition=(?P<partition>\d+).*?offset=(?P<offset>\d+)")
-
-
-class FlinkJobError(RuntimeError):
-    """A Flink job failed because a record could not be decoded/encoded.
-
-    Carries the serdes error type name, its message and the record's coordinates parsed from
-    the job's failure cause (the original exception object lives in the Python worker).
-    """
-
-    def __init__(self, message: str, error_type: str, topic: Optional[str], partition: Optional[int],
-                 offset: Optional[int], cause_text: str = "") -> None:
-        super().__init__(message)
-        self.error_type = error_type
-        self.topic = topic
-        self.partition = partition
-        self.offset = offset
-        self.cause_text = cause_text
 
 
 def find_record_error(text: str) -> Optional[FlinkJobError]:

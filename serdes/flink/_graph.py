@@ -19,30 +19,13 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Tuple
 
+from .._errors import JobGraphError, StrictTypeError, ThreadModeError  # noqa: F401  (JobGraphError: re-exported)
+
 ATTR_CHECKS = "_serdes_graph_checks"
 
 _PYTHON_OPERATOR = "org.apache.flink.streaming.api.operators.python.AbstractPythonFunctionOperator"
 _EMBEDDED_OPERATOR = "org.apache.flink.streaming.api.operators.python.embedded.AbstractEmbeddedPythonFunctionOperator"
 _PICKLED = "org.apache.flink.streaming.api.typeinfo.python.PickledByteArrayTypeInfo"
-
-
-class JobGraphError(RuntimeError):
-    """The job as built does not meet a requirement of its environment.
-
-    ``operators`` lists ``(operator name, detail)`` for every offending operator.
-    """
-
-    def __init__(self, message: str, operators: List[Tuple[str, str]]) -> None:
-        super().__init__(message)
-        self.operators = operators
-
-
-class ThreadModeError(JobGraphError):
-    """``execution_mode="thread"`` was asked for, but a Python operator would run in process mode."""
-
-
-class StrictTypeError(JobGraphError):
-    """``strict_types=True``: an operator's output or state type falls back to pickled bytes."""
 
 
 def keyed_by_field0(stream, key_type, value_type):

@@ -15,6 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from .._errors import ConnectorJarError
 from .._mvn import DEPENDENCY_PLUGIN_VERSION, ENV_CACHE, cache_dir, dependency_plugin_pom, mvn_package_command  # noqa: F401
 
 CONNECTOR_GROUP = "org.apache.flink"
@@ -25,8 +26,6 @@ CONNECTOR_VERSION = "5.0.0-2.2"
 ENV_JAR = "SERDES_FLINK_KAFKA_JAR"
 
 
-class ConnectorJarError(RuntimeError):
-    """The Kafka connector jar is not available and could not be fetched."""
 
 
 def _jar_name(version: str) -> str:

@@ -27,7 +27,7 @@ from pyflink.datastream.connectors.kafka import (
     KafkaSource,
 )
 
-from serdes._errors import RecordLocation, RegistryError, SerdesError
+from serdes._errors import RecordDecodeError, RecordLocation, RegistryError, SerdesError
 
 from ._codecs import SerdeSpec
 from ._env import configure
@@ -58,7 +58,6 @@ ON_ERROR_DEAD_LETTER = "dead_letter"
 ON_ERROR_SKIP = "skip"
 
 
-
 def _create_in_worker(value_spec: SerdeSpec, key_spec: Optional[SerdeSpec]) -> Tuple[Any, Any]:
     """The value and key serdes of an operator, built in its ``open()`` (never pickled with the job);
     the key shares the value's registry client when both name the same registry."""
@@ -72,10 +71,6 @@ def _create_in_worker(value_spec: SerdeSpec, key_spec: Optional[SerdeSpec]) -> T
     if key_spec is not None:
         key = key_spec.create(client if key_spec.registry_conf == value_spec.registry_conf else None)
     return value, key
-
-
-class RecordDecodeError(SerdesError):
-    """A record could not be decoded (wraps a non-serdes error with the record's coordinates)."""
 
 
 class KafkaRecord(NamedTuple):

@@ -21,32 +21,9 @@ a few hundred bytes for a small file; RocksDB compresses the identical values we
 
 from __future__ import annotations
 
-from typing import Optional
-
-from .._errors import SerdesError
+from .._errors import StateSchemaIncompatibleError
 
 DESCRIPTOR_STATE_SUFFIX = ".serdes-descriptor"
-
-
-class StateSchemaIncompatibleError(SerdesError):
-    """Restored keyed state was written with a protobuf schema the job's class cannot read.
-
-    Attributes: ``state`` (state name), ``message`` (root type), ``result``
-    (:class:`~serdes.protobuf.compat.CompatibilityResult`, only in the process that raised it),
-    ``reasons`` (``"path: [rule] detail"`` strings).
-    """
-
-    def __init__(self, reason: str, state: Optional[str] = None, message: Optional[str] = None,
-                 result=None) -> None:
-        super().__init__(reason)
-        self.state = state
-        self.message = message
-        self.result = result
-        self.reasons = [str(r) for r in result.reasons] if result is not None else []
-
-    def _format(self) -> str:
-        loc = str(self.location)
-        return self.reason if loc == "unknown location" else f"{self.reason} ({loc})"
 
 
 def descriptor_set_bytes(type_info) -> tuple:

@@ -20,26 +20,13 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.common.json_schema import DEFAULT_SPEC, _json_loads
 from referencing import Registry, Resource
 
-from .._errors import SchemaMismatchError
+from .._errors import RemoteRefRefused, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
 
 __all__ = ["RemoteRefRefused", "remote_retriever", "resolve_references", "guarded_registry"]
 
 #: seconds one opted-in remote ``$ref`` fetch may take
 REMOTE_REF_TIMEOUT = 10.0
-
-
-class RemoteRefRefused(SchemaMismatchError):
-    """A ``$ref`` points outside the schema and its registry references, and remote references
-    are not enabled (``serdes.allow.remote.refs``), or its scheme is never fetched."""
-
-    def __init__(self, uri: str, allowed: bool) -> None:
-        self.uri = uri
-        if allowed:
-            why = "only http(s):// targets are fetched with serdes.allow.remote.refs"
-        else:
-            why = "set serdes.allow.remote.refs=true to fetch http(s):// targets"
-        super().__init__(f"JSON Schema $ref {uri!r} is neither in the schema nor a registry reference; refusing it ({why})")
 
 
 def remote_retriever(allow_remote: bool) -> Callable[[str], Any]:

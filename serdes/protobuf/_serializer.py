@@ -9,17 +9,12 @@ from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as _Conf
 from confluent_kafka.serialization import SerializationContext
 from google.protobuf.message import EncodeError
 
-from .._errors import RecordLocation, ValidationError
+from .._errors import RecordLocation, ValidationError, WrongMessageTypeError
 from .._registry import registry_call
 from .._limits import split_limits_args
 from .._serde import Encoder, FastSerializer
 
 __all__ = ["ProtobufSerializer", "WrongMessageTypeError"]
-
-
-class WrongMessageTypeError(ValidationError, ValueError):
-    """The value is not an instance of the serializer's message class (a ``ValueError`` too, as
-    confluent-kafka raises)."""
 
 
 class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):

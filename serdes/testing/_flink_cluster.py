@@ -33,26 +33,13 @@ import urllib.request
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
+from .._errors import FlinkJobFailed, FlinkSubmitError
 from ._servers import DEFAULT_START_TIMEOUT, ServerStartError, _JavaServer, _tail, free_port
 
 FLINK_JOB_TIMEOUT = 180.0
 
 #: progress callback: one line of text ("starting JobManager ...")
 Progress = Callable[[str], None]
-
-
-class FlinkSubmitError(RuntimeError):
-    """``flink run`` failed; the message holds its output and the client log tail."""
-
-
-class FlinkJobFailed(RuntimeError):
-    """A job on the cluster reached FAILED (or another terminal state than the awaited one)."""
-
-    def __init__(self, message: str, job_id: str, state: str, exception_text: str = "") -> None:
-        super().__init__(message)
-        self.job_id = job_id
-        self.state = state
-        self.exception_text = exception_text
 
 
 def flink_home() -> Path:

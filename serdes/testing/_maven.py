@@ -16,6 +16,7 @@ import threading
 import time
 from pathlib import Path
 
+from .._errors import MissingToolError
 from .._mvn import (  # noqa: F401 - cache_dir, maven_repo_local re-exported: serdes.testing's callers use them
     DEPENDENCY_PLUGIN_VERSION,
     cache_dir,
@@ -31,10 +32,6 @@ SLF4J_VERSION = "2.0.17"
 APICURIO_VERSION = os.environ.get("SERDES_APICURIO_VERSION", "3.3.3")
 
 _MARKER = ".complete"
-
-
-class MissingToolError(RuntimeError):
-    """``java`` or ``mvn`` is not on PATH."""
 
 
 def require_tool(name: str) -> str:

@@ -25,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from .._errors import ServerStartError
 from . import _maven
 from ._maven import MissingToolError, find_java
 
@@ -32,10 +33,6 @@ DEFAULT_START_TIMEOUT = 180.0
 DEFAULT_STOP_TIMEOUT = 20.0
 
 _LIVE: "set[_JavaServer]" = set()  # started and not yet stopped (for the atexit hook)
-
-
-class ServerStartError(RuntimeError):
-    """A server did not become ready; the message includes the tail of its log."""
 
 
 def free_port() -> int:

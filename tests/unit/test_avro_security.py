@@ -228,6 +228,9 @@ _BENIGN_F = [f"f{i}" for i in range(9)]
 def test_generated_code_has_the_same_ast_whatever_the_names(
     n: List[str], f: List[str], doc: str, logical: str, default: str, ns: str, rrn: bool
 ) -> None:
+    # the reader's added field has the alias `default`: naming a writer field, it reads that field
+    # instead of taking its default, a differently shaped (and correct) decoder than the benign one
+    assume(default not in f)
     writer, reader = _template(n, f, doc, logical, default, ns)
     bw, br = _template(_BENIGN_N, _BENIGN_F, "doc", "no-such-logical", "dflt", "ns")
     try:

@@ -1,12 +1,14 @@
 """Every failure -> exactly one error class, for each format (issue 9).
 
-The table is (failure, format, caller): ``CALLERS`` holds how a serde is called -- today the sync
-``serde(data, ctx)``; the async classes add an ``"async"`` column by adding one entry there (a
-function running the awaitable), nothing else changes.
+The table is (failure, format, caller): ``CALLERS`` holds how a serde is built and called --
+``"sync"``: serdes' sync classes over ``SchemaRegistryClient``, ``serde(data, ctx)``; ``"async"``:
+the asyncio classes (``AsyncAvroDeserializer`` ...) over confluent-kafka's
+``AsyncSchemaRegistryClient``, ``await serde(data, ctx)`` on one event loop. Every failure is
+checked in both columns.
 
 Registry failures are answered by a real HTTP server on 127.0.0.1 (tests/registry_http.py) to the
-real ``SchemaRegistryClient``; schemas, payloads and values use confluent-kafka's ``mock://``
-registry.
+real ``SchemaRegistryClient`` / ``AsyncSchemaRegistryClient``; schemas, payloads and values use
+confluent-kafka's ``mock://`` registry (sync or async mock).
 """
 
 from __future__ import annotations
@@ -49,41 +51,123 @@ GOOD = {
 }
 
 
-def run_sync(serde: Any, data: Any, ctx: SerializationContext) -> Any:
-    return serde(data, ctx)
+class SyncCaller:
+    """serdes' sync classes: ``serde(data, ctx)``."""
+
+    def mock_client(self) -> Any:
+        return SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
+
+    def client(self, conf: Dict[str, Any]) -> Any:
+        return SchemaRegistryClient(conf)
+
+    def deserializer(self, fmt: str, client: Any, **kw: Any) -> Any:
+        if fmt == "avro":
+            return AvroDeserializer(client, **kw)
+        if fmt == "json":
+            return JSONDeserializer(None, schema_registry_client=client)
+        return ProtobufDeserializer(order_pb2.Order, {"use.deprecated.format": False}, client)
+
+    def serializer(self, fmt: str, client: Any, msg_type: Any = None) -> Any:
+        if fmt == "avro":
+            return AvroSerializer(client, AVRO_SCHEMA)
+        if fmt == "json":
+            return JSONSerializer(JSON_SCHEMA, client)
+        return ProtobufSerializer(msg_type or order_pb2.Order, client, {"use.deprecated.format": False})
+
+    def __call__(self, serde: Any, data: Any, ctx: SerializationContext) -> Any:
+        return serde(data, ctx)
+
+    def cache(self, serde: Any, name: str) -> Dict[Any, Any]:
+        """The serde's per-schema cache (``_decoders`` / ``_encoders``)."""
+        return getattr(serde, name)  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        pass
 
 
-# caller name -> how a serde is called (an "async" entry joins with the async classes)
-CALLERS: Dict[str, Callable[[Any, Any, SerializationContext], Any]] = {"sync": run_sync}
+class AsyncCaller(SyncCaller):
+    """serdes' asyncio classes over confluent-kafka's AsyncSchemaRegistryClient: ``await serde(data, ctx)``
+    (construction is awaited too), all on one event loop so the clients' HTTP pools stay usable."""
+
+    def __init__(self) -> None:
+        self._loop: Any = None
+
+    def run(self, awaitable: Any) -> Any:
+        import asyncio
+
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(awaitable)
+
+    def mock_client(self) -> Any:
+        from confluent_kafka.schema_registry import AsyncSchemaRegistryClient
+
+        return AsyncSchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
+
+    def client(self, conf: Dict[str, Any]) -> Any:
+        from confluent_kafka.schema_registry import AsyncSchemaRegistryClient
+
+        return AsyncSchemaRegistryClient(conf)
+
+    def deserializer(self, fmt: str, client: Any, **kw: Any) -> Any:
+        from serdes.avro import AsyncAvroDeserializer
+        from serdes.json import AsyncJSONDeserializer
+        from serdes.protobuf import AsyncProtobufDeserializer
+
+        if fmt == "avro":
+            return self.run(AsyncAvroDeserializer(client, **kw))
+        if fmt == "json":
+            return self.run(AsyncJSONDeserializer(None, schema_registry_client=client))
+        return self.run(AsyncProtobufDeserializer(order_pb2.Order, {"use.deprecated.format": False}, client))
+
+    def serializer(self, fmt: str, client: Any, msg_type: Any = None) -> Any:
+        from serdes.avro import AsyncAvroSerializer
+        from serdes.json import AsyncJSONSerializer
+        from serdes.protobuf import AsyncProtobufSerializer
+
+        if fmt == "avro":
+            return self.run(AsyncAvroSerializer(client, AVRO_SCHEMA))
+        if fmt == "json":
+            return self.run(AsyncJSONSerializer(JSON_SCHEMA, client))
+        return self.run(AsyncProtobufSerializer(msg_type or order_pb2.Order, client, {"use.deprecated.format": False}))
+
+    def __call__(self, serde: Any, data: Any, ctx: SerializationContext) -> Any:
+        return self.run(serde(data, ctx))
+
+    def cache(self, serde: Any, name: str) -> Dict[Any, Any]:
+        return getattr(serde._engine, name)  # type: ignore[no-any-return]  # the sync engine's cache
+
+    def close(self) -> None:
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+
+
+# caller name -> how a serde is built and called
+CALLERS: Dict[str, SyncCaller] = {"sync": SyncCaller(), "async": AsyncCaller()}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_event_loop() -> Any:
+    yield
+    for caller in CALLERS.values():
+        caller.close()
 
 
 def ctx(topic: str = "orders") -> SerializationContext:
     return SerializationContext(topic, MessageField.VALUE)
 
 
-def deserializer(fmt: str, client: Any, **kw: Any) -> Any:
-    if fmt == "avro":
-        return AvroDeserializer(client, **kw)
-    if fmt == "json":
-        return JSONDeserializer(None, schema_registry_client=client)
-    return ProtobufDeserializer(order_pb2.Order, {"use.deprecated.format": False}, client)
-
-
-def serializer(fmt: str, client: Any, msg_type: Any = None) -> Any:
-    if fmt == "avro":
-        return AvroSerializer(client, AVRO_SCHEMA)
-    if fmt == "json":
-        return JSONSerializer(JSON_SCHEMA, client)
-    return ProtobufSerializer(msg_type or order_pb2.Order, client, {"use.deprecated.format": False})
-
-
 @pytest.fixture(scope="module")
-def frames() -> Dict[str, Any]:
-    """One mock registry holding a schema of each format, and a good frame of each."""
-    client = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
-    out: Dict[str, Any] = {"client": client}
-    for fmt in FORMATS:
-        out[fmt] = serializer(fmt, client)(GOOD[fmt], ctx(f"topic-{fmt}"))
+def frames() -> Dict[str, Dict[str, Any]]:
+    """Per caller: one mock registry (sync or async) holding a schema of each format, and a good
+    frame of each written by that caller's serializers."""
+    out: Dict[str, Dict[str, Any]] = {}
+    for name, caller in CALLERS.items():
+        client = caller.mock_client()
+        out[name] = {"client": client}
+        for fmt in FORMATS:
+            out[name][fmt] = caller(caller.serializer(fmt, client), GOOD[fmt], ctx(f"topic-{fmt}"))
     return out
 
 
@@ -111,9 +195,10 @@ REGISTRY_FAILURES = {
 @pytest.mark.parametrize("answer", sorted(REGISTRY_FAILURES))
 def test_registry_failure_deserializing_is_a_registry_error(answer, fmt, caller, frames):
     cls, status = REGISTRY_FAILURES[answer]
+    call = CALLERS[caller]
     with FailingRegistry(answer) as reg:
-        de = deserializer(fmt, SchemaRegistryClient(reg.client_conf()))
-        err = assert_exactly(cls, lambda: CALLERS[caller](de, frames[fmt], ctx()))
+        de = call.deserializer(fmt, call.client(reg.client_conf()))
+        err = assert_exactly(cls, lambda: call(de, frames[caller][fmt], ctx()))
         assert reg.requests, "the registry was never asked"
     assert isinstance(err, serdes.RegistryError) and not isinstance(err, serdes.CorruptPayloadError)
     assert err.http_status == status
@@ -121,7 +206,7 @@ def test_registry_failure_deserializing_is_a_registry_error(answer, fmt, caller,
     again = pickle.loads(pickle.dumps(err))
     assert type(again) is cls and again.http_status == status and str(again) == str(err)
     # nothing was cached: the next record asks the registry again
-    assert not de._decoders
+    assert not call.cache(de, "_decoders")
 
 
 @pytest.mark.parametrize("caller", sorted(CALLERS))
@@ -129,28 +214,33 @@ def test_registry_failure_deserializing_is_a_registry_error(answer, fmt, caller,
 @pytest.mark.parametrize("answer", sorted(REGISTRY_FAILURES))
 def test_registry_failure_serializing_is_a_registry_error(answer, fmt, caller):
     cls, status = REGISTRY_FAILURES[answer]
+    call = CALLERS[caller]
     with FailingRegistry(answer) as reg:
-        ser = serializer(fmt, SchemaRegistryClient(reg.client_conf()))
-        err = assert_exactly(cls, lambda: CALLERS[caller](ser, GOOD[fmt], ctx()))
+        ser = call.serializer(fmt, call.client(reg.client_conf()))
+        err = assert_exactly(cls, lambda: call(ser, GOOD[fmt], ctx()))
     assert err.http_status == status
-    assert not ser._encoders
+    assert not call.cache(ser, "_encoders")
 
 
+@pytest.mark.parametrize("caller", sorted(CALLERS))
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_unreachable_registry_is_registry_unavailable(fmt, frames):
-    client = SchemaRegistryClient({"url": "http://127.0.0.1:1", "max.retries": 0, "timeout": 2})
-    assert_exactly(serdes.RegistryUnavailableError, lambda: deserializer(fmt, client)(frames[fmt], ctx()))
-    assert_exactly(serdes.RegistryUnavailableError, lambda: serializer(fmt, client)(GOOD[fmt], ctx()))
+def test_unreachable_registry_is_registry_unavailable(fmt, caller, frames):
+    call = CALLERS[caller]
+    client = call.client({"url": "http://127.0.0.1:1", "max.retries": 0, "timeout": 2})
+    de, ser = call.deserializer(fmt, client), call.serializer(fmt, client)
+    assert_exactly(serdes.RegistryUnavailableError, lambda: call(de, frames[caller][fmt], ctx()))
+    assert_exactly(serdes.RegistryUnavailableError, lambda: call(ser, GOOD[fmt], ctx()))
 
 
-def test_registry_recovers_after_an_auth_outage(frames):
+@pytest.mark.parametrize("caller", sorted(CALLERS))
+def test_registry_recovers_after_an_auth_outage(caller, frames):
     """The same record decodes once the registry answers again (the failure was not cached)."""
-    client = frames["client"]
+    call = CALLERS[caller]
     with FailingRegistry("401") as reg:
-        de = AvroDeserializer(SchemaRegistryClient(reg.client_conf()))
-        assert_exactly(serdes.RegistryAuthError, lambda: de(frames["avro"], ctx()))
-    good = AvroDeserializer(client)
-    assert good(frames["avro"], ctx()) == GOOD["avro"]
+        de = call.deserializer("avro", call.client(reg.client_conf()))
+        assert_exactly(serdes.RegistryAuthError, lambda: call(de, frames[caller]["avro"], ctx()))
+    good = call.deserializer("avro", frames[caller]["client"])
+    assert call(good, frames[caller]["avro"], ctx()) == GOOD["avro"]
 
 
 # -- schema, payload and value failures (mock registry) -------------------------------------------
@@ -161,17 +251,19 @@ WRONG_FORMAT = [(reader, writer) for reader in FORMATS for writer in FORMATS if 
 @pytest.mark.parametrize("caller", sorted(CALLERS))
 @pytest.mark.parametrize("reader,writer", WRONG_FORMAT)
 def test_schema_of_another_format_is_schema_mismatch(reader, writer, caller, frames):
-    de = deserializer(reader, frames["client"])
-    data = frames[writer]
+    de = CALLERS[caller].deserializer(reader, frames[caller]["client"])
+    data = frames[caller][writer]
     if reader == "protobuf":  # a Protobuf frame carries message indexes after the id
         data = data[:5] + b"\x00" + data[5:]
     err = assert_exactly(serdes.SchemaMismatchError, lambda: CALLERS[caller](de, data, ctx()))
     assert writer.upper() in str(err) and err.location.topic == "orders"
 
 
-def test_writer_unreadable_with_reader_is_schema_mismatch(frames):
-    de = AvroDeserializer(frames["client"], AVRO_UNREADABLE_READER)
-    assert_exactly(serdes.SchemaMismatchError, lambda: de(frames["avro"], ctx()))
+@pytest.mark.parametrize("caller", sorted(CALLERS))
+def test_writer_unreadable_with_reader_is_schema_mismatch(caller, frames):
+    call = CALLERS[caller]
+    de = call.deserializer("avro", frames[caller]["client"], schema_str=AVRO_UNREADABLE_READER)
+    assert_exactly(serdes.SchemaMismatchError, lambda: call(de, frames[caller]["avro"], ctx()))
 
 
 CORRUPT = {"avro": b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "protobuf": b"\x00\xff\xff\xff", "json": b"{not json"}
@@ -181,28 +273,31 @@ CORRUPT = {"avro": b"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", "protobuf": 
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("warm", [False, True], ids=["first", "later"])
 def test_corrupt_payload_is_corrupt_payload(fmt, warm, caller, frames):
-    de = deserializer(fmt, frames["client"])
+    good = frames[caller][fmt]
+    de = CALLERS[caller].deserializer(fmt, frames[caller]["client"])
     if warm:
-        CALLERS[caller](de, frames[fmt], ctx())
-    assert_exactly(serdes.CorruptPayloadError, lambda: CALLERS[caller](de, frames[fmt][:5] + CORRUPT[fmt], ctx()))
+        CALLERS[caller](de, good, ctx())
+    assert_exactly(serdes.CorruptPayloadError, lambda: CALLERS[caller](de, good[:5] + CORRUPT[fmt], ctx()))
 
 
 @pytest.mark.parametrize("caller", sorted(CALLERS))
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_unknown_schema_id_and_bad_magic(fmt, caller, frames):
-    de = deserializer(fmt, frames["client"])
-    assert_exactly(serdes.UnknownSchemaError, lambda: CALLERS[caller](de, b"\x00\x00\x01\x00\x00" + frames[fmt][5:], ctx()))
-    assert_exactly(serdes.InvalidMagicByteError, lambda: CALLERS[caller](de, b"\x07" + frames[fmt][1:], ctx()))
+    good = frames[caller][fmt]
+    de = CALLERS[caller].deserializer(fmt, frames[caller]["client"])
+    assert_exactly(serdes.UnknownSchemaError, lambda: CALLERS[caller](de, b"\x00\x00\x01\x00\x00" + good[5:], ctx()))
+    assert_exactly(serdes.InvalidMagicByteError, lambda: CALLERS[caller](de, b"\x07" + good[1:], ctx()))
 
 
 @pytest.mark.parametrize("caller", sorted(CALLERS))
 @pytest.mark.parametrize("warm", [False, True], ids=["first", "later"])
 def test_invalid_json_document_is_validation_error(warm, caller, frames):
-    de = deserializer("json", frames["client"])
+    good = frames[caller]["json"]
+    de = CALLERS[caller].deserializer("json", frames[caller]["client"])
     if warm:
-        CALLERS[caller](de, frames["json"], ctx())
+        CALLERS[caller](de, good, ctx())
     # the writer schema (the registry's) requires "name"
-    assert_exactly(serdes.ValidationError, lambda: CALLERS[caller](de, frames["json"][:5] + b'{"x": 1}', ctx()))
+    assert_exactly(serdes.ValidationError, lambda: CALLERS[caller](de, good[:5] + b'{"x": 1}', ctx()))
 
 
 BAD_VALUES = {
@@ -234,26 +329,28 @@ VALUE_CASES = [(fmt, name) for fmt in FORMATS for name in BAD_VALUES[fmt]]
 @pytest.mark.parametrize("fmt,case", VALUE_CASES)
 def test_bad_value_is_validation_error_on_every_call(fmt, case, warm, caller):
     """The first record of a topic and later ones raise the same class (issue 9 items 4-6)."""
-    client = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
+    call = CALLERS[caller]
+    client = call.mock_client()
     value = BAD_VALUES[fmt][case]
     if fmt == "protobuf":
-        ser = serializer(fmt, client, legacy_pb2.Legacy)
+        ser = call.serializer(fmt, client, legacy_pb2.Legacy)
         good = legacy_pb2.Legacy(id=1)
     else:
-        ser, good = serializer(fmt, client), GOOD[fmt]
+        ser, good = call.serializer(fmt, client), GOOD[fmt]
     if warm:
         CALLERS[caller](ser, good, ctx())
     err = assert_exactly(serdes.ValidationError, lambda: CALLERS[caller](ser, value, ctx()))
     assert err.location.topic == "orders"
 
 
+@pytest.mark.parametrize("caller", sorted(CALLERS))
 @pytest.mark.parametrize("warm", [False, True], ids=["first", "later"])
-def test_wrong_message_type_is_wrong_message_type_error(warm):
-    client = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
-    ser = serializer("protobuf", client)
+def test_wrong_message_type_is_wrong_message_type_error(warm, caller):
+    call = CALLERS[caller]
+    ser = call.serializer("protobuf", call.mock_client())
     if warm:
-        ser(GOOD["protobuf"], ctx())
-    assert_exactly(WrongMessageTypeError, lambda: ser(legacy_pb2.Legacy(id=1), ctx()))
+        call(ser, GOOD["protobuf"], ctx())
+    assert_exactly(WrongMessageTypeError, lambda: call(ser, legacy_pb2.Legacy(id=1), ctx()))
 
 
 def test_json_nan_as_null_conf_restores_confluent_behaviour():

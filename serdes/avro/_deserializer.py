@@ -33,6 +33,7 @@ class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
     """
 
     _schema_type = "AVRO"
+    _confluent_kind = "avro.deserializer"
     _limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

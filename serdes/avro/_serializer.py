@@ -31,6 +31,7 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
     """
 
     _schema_type = "AVRO"
+    _confluent_kind = "avro.serializer"
     _limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -45,6 +45,7 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
     """
 
     _schema_type = "JSON"
+    _confluent_kind = "json.deserializer"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the

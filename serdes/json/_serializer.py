@@ -60,6 +60,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
     """
 
     _schema_type = "JSON"
+    _confluent_kind = "json.serializer"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the

@@ -22,9 +22,11 @@ attribute                           since        value on older releases
 ``_strategy_accepts_client``        2.14         ``False`` (strategies take ``(ctx, name)``)
 ``_subject_name_conf``              2.14         ``None``
 ``_validators_lock`` (JSON)         2.13.2       none: serdes' JSON classes need 2.13.2
-``_validation_rules_execution``     2.16         ``"DISABLED"`` (no inline validation rules)
+``_validation_rules_execution``     2.16         ``"DISABLED"`` (serializers only: no deserializer sets it)
 ``common._httpx_compat``            2.16         the ``httpx`` module itself
 ``json_schema._guard_external_uri``  2.16         none: remote ``$ref`` fetching refuses
+``json_schema._json_dumps``         2.15         none: ``serdes.json`` needs 2.15
+``json_schema._json_loads``         2.15         none: ``serdes.json`` needs 2.15
 =================================  ===========  ===============================================
 
 The registry client (``_registry``) is checked at construction but read live: confluent-kafka's
@@ -34,11 +36,10 @@ own delegated call reads it live too, and a user may swap the client of a runnin
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Dict, Optional, Tuple
-
-import confluent_kafka
 
 from ._errors import SerdesError
 
@@ -53,6 +54,8 @@ __all__ = [
     "get_parsed_schema",
     "httpx_module",
     "guard_external_uri",
+    "json_dumps",
+    "json_loads",
 ]
 
 
@@ -70,7 +73,7 @@ def _parse_version(v: str) -> Tuple[int, ...]:
 
 def confluent_version() -> str:
     """The installed confluent-kafka (Python client) version, e.g. ``"2.16.1"``."""
-    return str(confluent_kafka.version()[0])
+    return importlib.metadata.version("confluent-kafka")
 
 
 _VERSION = _parse_version(confluent_version())
@@ -188,7 +191,9 @@ def snapshot(serde: Any, kind: str) -> SerdeConfig:
         use_latest_version=bool(require(serde, "_use_latest_version")),
         use_latest_with_metadata=require(serde, "_use_latest_with_metadata"),
         use_schema_id=require(serde, "_use_schema_id"),
-        validation_rules_execution=require(serde, "_validation_rules_execution"),
+        # confluent-kafka runs inline validation rules in serializers only (its deserializers never
+        # set the attribute): a deserializer's is DISABLED, as confluent-kafka behaves
+        validation_rules_execution=require(serde, "_validation_rules_execution") if is_ser else "DISABLED",
         schema_id_serializer=require(serde, "_schema_id_serializer") if is_ser else None,
         schema_id_deserializer=None if is_ser else require(serde, "_schema_id_deserializer"),
         auto_register=bool(require(serde, "_auto_register")) if is_ser else None,
@@ -241,3 +246,21 @@ def guard_external_uri(uri: str) -> None:
     if _VERSION < (2, 16):
         raise ValueError(f"confluent-kafka {confluent_version()} has no public-address guard for remote $refs")
     require(json_schema, "_guard_external_uri")(uri)
+
+
+def _json_schema_module() -> ModuleType:
+    from confluent_kafka.schema_registry.common import json_schema
+
+    return json_schema
+
+
+def json_dumps() -> Callable[[Any], str]:
+    """confluent-kafka's default JSON Schema encoder (``json_encode`` when none is given); serdes
+    compares a user's ``json_encode`` with it by identity to keep its own faster codec."""
+    return require(_json_schema_module(), "_json_dumps")  # type: ignore[no-any-return]
+
+
+def json_loads() -> Callable[[Any], Any]:
+    """confluent-kafka's default JSON decoder (``json_decode`` when none is given, and the parser
+    of registry schema strings)."""
+    return require(_json_schema_module(), "_json_loads")  # type: ignore[no-any-return]

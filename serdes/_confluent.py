@@ -264,3 +264,28 @@ def json_loads() -> Callable[[Any], Any]:
     """confluent-kafka's default JSON decoder (``json_decode`` when none is given, and the parser
     of registry schema strings)."""
     return require(_json_schema_module(), "_json_loads")  # type: ignore[no-any-return]
+
+
+# -- builders -------------------------------------------------------------------------------------
+
+
+def builder_fields(builder: Any, *names: str) -> Tuple[Any, ...]:
+    """The private fields of a confluent-kafka ``*SerializerBuilder`` / ``*DeserializerBuilder``
+    (``_schema_str``, ``_serializer_conf``, ...) that serdes' ``build`` passes on, by name."""
+    return tuple(require(builder, name) for name in names)
+
+
+def build_serde(builder: Any, construct: Callable[[Any], Any], init: Optional[Callable[[Any], None]]) -> Any:
+    """confluent-kafka's ``_sync.serde.build_serde`` for ``builder``'s registry client / conf."""
+    from confluent_kafka.schema_registry._sync import serde
+
+    client, conf = builder_fields(builder, "_schema_registry_client", "_schema_registry_conf")
+    return require(serde, "build_serde")(client, conf, construct, init)
+
+
+async def async_build_serde(builder: Any, construct: Callable[[Any], Any], init: Any) -> Any:
+    """confluent-kafka's ``_async.serde.async_build_serde`` (the async counterpart)."""
+    from confluent_kafka.schema_registry._async import serde
+
+    client, conf = builder_fields(builder, "_schema_registry_client", "_schema_registry_conf")
+    return await require(serde, "async_build_serde")(client, conf, construct, init)

@@ -3,6 +3,7 @@ missing one fails there, naming it and the installed confluent-kafka version."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import uuid
@@ -114,8 +115,8 @@ def test_snapshot_follows_the_conf(kind):
     assert latest.use_latest_version and latest.subject_keyed
     if kind.endswith(".serializer"):
         assert plain.auto_register is True and latest.auto_register is False
-    with pytest.raises(Exception):
-        latest.use_latest_version = False  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        latest.use_latest_version = False  # type: ignore[misc]
 
 
 def test_error_pickles_with_its_attributes():

@@ -29,6 +29,11 @@ attribute                           since        value on older releases
 ``json_schema._json_loads``         2.15         none: ``serdes.json`` needs 2.15
 =================================  ===========  ===============================================
 
+The fast path's shared configuration lives in :class:`SerdeConfig`. The format-specific attributes
+(:data:`FORMAT_ATTRIBUTES`: Avro's ``_parsed_schema``, ``_to_dict``, ``_strict``, JSON's
+``_validators_lock``, ...) are checked here at construction too, so a missing one fails there;
+the format modules then read them as attributes of their own instance.
+
 The registry client (``_registry``) is checked at construction but read live: confluent-kafka's
 own delegated call reads it live too, and a user may swap the client of a running serde.
 """
@@ -138,7 +143,7 @@ FORMAT_ATTRIBUTES: Dict[str, Tuple[str, ...]] = {
     "json.serializer": _COMMON_SERIALIZER + (
         "_schema_name", "_parsed_schema", "_to_dict", "_validators_lock", "_parsed_schemas",
     ),
-    "json.deserializer": _COMMON_DESERIALIZER + ("_from_dict", "_validators_lock", "_parsed_schemas"),
+    "json.deserializer": _COMMON_DESERIALIZER + ("_schema", "_from_dict", "_validators_lock", "_parsed_schemas"),
     "protobuf.serializer": _COMMON_SERIALIZER,
     "protobuf.deserializer": _COMMON_DESERIALIZER,
 }

@@ -9,6 +9,7 @@ the batch and returns undecodable records with their typed error instead of rais
 """
 
 from ._errors import (
+    ConfluentAPIError,
     CorruptPayloadError,
     FramingError,
     InvalidMagicByteError,
@@ -49,6 +50,7 @@ __all__ = [
     "RegistryBadResponseError",
     "SchemaMismatchError",
     "CorruptPayloadError",
+    "ConfluentAPIError",
     "ValidationError",
     "MalformedEnvelopeError",
     "UnsupportedChangeError",

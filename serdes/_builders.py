@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from confluent_kafka.schema_registry._async.serde import async_build_serde
-from confluent_kafka.schema_registry._sync.serde import build_serde
+from ._confluent import async_build_serde, build_serde
 
 __all__ = ["build_with", "async_build_with"]
 
@@ -22,7 +21,7 @@ def build_with(
     builder: Any, construct: Callable[[Any], Any], init: Optional[Callable[[Any], None]], conf: Dict[str, Any]
 ) -> Tuple[Any, Dict[str, Any]]:
     """``builder.build``'s result: ``construct(client)`` built as confluent-kafka builds its serdes."""
-    serde = build_serde(builder._schema_registry_client, builder._schema_registry_conf, construct, init)
+    serde = build_serde(builder, construct, init)
     return serde, dict(conf)
 
 
@@ -30,5 +29,5 @@ async def async_build_with(
     builder: Any, construct: Callable[[Any], Any], init: Any, conf: Dict[str, Any]
 ) -> Tuple[Any, Dict[str, Any]]:
     """The async counterpart of :func:`build_with` (``construct`` returns an awaitable)."""
-    serde = await async_build_serde(builder._schema_registry_client, builder._schema_registry_conf, construct, init)
+    serde = await async_build_serde(builder, construct, init)
     return serde, dict(conf)

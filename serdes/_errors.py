@@ -371,3 +371,30 @@ class RemoteRefRefused(SchemaMismatchError):
         else:
             why = "set serdes.allow.remote.refs=true to fetch http(s):// targets"
         super().__init__(f"JSON Schema $ref {uri!r} is neither in the schema nor a registry reference; refusing it ({why})")
+
+
+# -- the seam to confluent-kafka's private API (serdes/_confluent.py) ----------------------------
+
+__all__ += ["ConfluentAPIError"]
+
+
+class ConfluentAPIError(_UnlocatedError, TypeError):
+    """The installed confluent-kafka lacks a private attribute or method serdes relies on.
+
+    ``attribute`` is its name, ``owner`` the class (or module) it was read from, ``version`` the
+    installed confluent-kafka version. Raised when a serializer or deserializer is constructed.
+    """
+
+    def __init__(self, attribute: str, owner: str, version: Optional[str] = None) -> None:
+        if version is None:
+            import importlib.metadata
+
+            version = importlib.metadata.version("confluent-kafka")
+        self.attribute = attribute
+        self.owner = owner
+        self.version = version
+        super().__init__(
+            f"{owner} has no attribute {attribute!r} on confluent-kafka {version}: serdes reads it "
+            f"to match confluent-kafka's behaviour and cannot run without it (serdes/_confluent.py "
+            f"lists what it needs and since which release)"
+        )

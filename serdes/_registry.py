@@ -13,6 +13,7 @@ from typing import Any, Callable, List, Optional, Tuple, Type, TypeVar
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
+from ._confluent import httpx_module
 from ._errors import (
     RecordLocation,
     RegistryAuthError,
@@ -37,12 +38,9 @@ __all__ = [
 
 def _transport_errors() -> Tuple[Type[BaseException], ...]:
     errors: List[Type[BaseException]] = [OSError, TimeoutError]
-    try:  # confluent-kafka >= 2.12 talks HTTP through httpx (or its successor httpx2)
-        from confluent_kafka.schema_registry.common._httpx_compat import httpx
-
-        errors.append(httpx.TransportError)
-    except Exception:  # pragma: no cover - older confluent-kafka
-        pass
+    # confluent-kafka talks HTTP through httpx (or its successor): missing, it is a ConfluentAPIError,
+    # never a silently shorter list (transport failures would then be mis-typed)
+    errors.append(httpx_module().TransportError)
     try:
         import requests
 

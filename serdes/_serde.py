@@ -53,6 +53,7 @@ from ._errors import (
     TruncatedFrameError,
     ValidationError,
 )
+from ._confluent import SerdeConfig, get_reader_schema, snapshot
 from ._registry import checked_schema, classify_registry_error, fetch_writer_schema, registry_call
 from ._wire import (
     MAGIC_GUID,
@@ -108,22 +109,23 @@ class FastDeserializer:
 
     _protobuf = False
     _schema_type = "AVRO"
+    #: the key of serdes._confluent.FORMAT_ATTRIBUTES naming the private attributes this class reads
+    _confluent_kind = "avro.deserializer"
     _decoders: Dict[Any, Decoder]
     _header_decoders: Dict[Any, Decoder]
+    #: confluent-kafka's configuration of this instance, read once (serdes._confluent)
+    _conf: SerdeConfig
 
     def _init_fast(self) -> None:
         self._decoders = {}
         self._header_decoders = {}
-        sid_deser = getattr(self, "_schema_id_deserializer", dual_schema_id_deserializer)
+        self._conf = conf = snapshot(self, self._confluent_kind)
+        sid_deser = conf.schema_id_deserializer
         self._reads_headers = sid_deser is dual_schema_id_deserializer
         self._custom_id_deserializer = sid_deser not in (dual_schema_id_deserializer, prefix_schema_id_deserializer)
         # With use.latest.version (and friends) the reader schema depends on the subject, i.e. on the
         # topic: the cache key then includes (topic, field).
-        self._subject_keyed = bool(
-            getattr(self, "_use_latest_version", False)
-            or getattr(self, "_use_latest_with_metadata", None)
-            or getattr(self, "_use_schema_id", None) is not None
-        )
+        self._subject_keyed = conf.subject_keyed
 
     # -- to implement -----------------------------------------------------------------------------
     def _build_decoder(
@@ -223,14 +225,15 @@ class FastDeserializer:
     def _subject(self, ctx: Optional[SerializationContext], record_name: Optional[str] = None) -> Optional[str]:
         if ctx is None:
             return None
-        if getattr(self, "_strategy_accepts_client", False):
-            # record-based strategies that ask the registry (confluent-kafka >= 2.13)
+        conf = self._conf
+        if conf.strategy_accepts_client:
+            # record-based strategies that ask the registry (confluent-kafka >= 2.14)
             return registry_call(
                 "resolving the subject name",
-                lambda: self._subject_name_func(ctx, record_name, self._registry, self._subject_name_conf),  # type: ignore[attr-defined]
+                lambda: conf.subject_name_func(ctx, record_name, self._registry, conf.subject_name_conf),  # type: ignore[attr-defined]
                 RecordLocation.from_ctx(ctx),
             )
-        return self._subject_name_func(ctx, record_name)  # type: ignore[attr-defined]
+        return conf.subject_name_func(ctx, record_name)
 
     def _record_name(self, writer: Schema) -> Optional[str]:
         """The record/message name a record-based subject strategy needs (format specific)."""
@@ -284,7 +287,7 @@ class FastDeserializer:
             if subject is not None:
                 latest = registry_call(
                     f"fetching the reader schema of subject {subject!r}",
-                    lambda: self._get_reader_schema(subject),  # type: ignore[attr-defined]
+                    lambda: get_reader_schema(self, subject),
                     loc,
                     frame.schema_id,
                 )
@@ -293,7 +296,7 @@ class FastDeserializer:
                     self._check_format(reader, "reader", latest.schema_id, loc)
                     if has_rules(reader):
                         return self._delegate_decoder()
-        if has_rules(writer) or getattr(self, "_validation_rules_execution", "DISABLED") not in ("DISABLED", None):
+        if has_rules(writer) or self._conf.uses_rules:
             return self._delegate_decoder()
         return self._build_decoder(writer, reader, frame, ctx)
 
@@ -330,16 +333,21 @@ class FastSerializer:
     """
 
     _protobuf = False
+    #: the key of serdes._confluent.FORMAT_ATTRIBUTES naming the private attributes this class reads
+    _confluent_kind = "avro.serializer"
     _encoders: Dict[Any, Callable[[Any, Optional[SerializationContext]], Optional[bytes]]]
+    #: confluent-kafka's configuration of this instance, read once (serdes._confluent)
+    _conf: SerdeConfig
 
     def _init_fast(self) -> None:
         self._encoders = {}
+        self._conf = conf = snapshot(self, self._confluent_kind)
         self._register_lock = threading.Lock()
         # the same encoders by topic, one dict per field: hashing a str is cached by CPython, while
         # hashing a (topic, MessageField) tuple runs the str-Enum's __hash__ in Python (~150 ns)
         self._value_encoders: Dict[str, Callable[[Any, Optional[SerializationContext]], Optional[bytes]]] = {}
         self._key_encoders: Dict[str, Callable[[Any, Optional[SerializationContext]], Optional[bytes]]] = {}
-        sid_ser = getattr(self, "_schema_id_serializer", prefix_schema_id_serializer)
+        sid_ser = conf.schema_id_serializer
         self._framing = (
             "prefix" if sid_ser is prefix_schema_id_serializer
             else "header" if sid_ser is header_schema_id_serializer
@@ -406,15 +414,15 @@ class FastSerializer:
     _value_errors: Tuple[Type[BaseException], ...] = (TypeError, ValueError, KeyError, AttributeError, OverflowError)
 
     def _uses_rules(self) -> bool:
-        return getattr(self, "_validation_rules_execution", "DISABLED") not in ("DISABLED", None)
+        return self._conf.uses_rules
 
     def _subject_record_name(self) -> Optional[str]:
         """The record name a record-based subject strategy gets (format specific)."""
-        return getattr(self, "_schema_name", None)
+        return self._conf.schema_name
 
     def _schema_to_register(self, ctx: SerializationContext, loc: RecordLocation) -> Optional[Schema]:
         """The schema registered / looked up under the subject (Protobuf adds its references)."""
-        return self._schema  # type: ignore[attr-defined]
+        return self._conf.schema
 
     def _message_indexes(self) -> Optional[List[int]]:
         return None
@@ -439,21 +447,22 @@ class FastSerializer:
             return None
         loc = RecordLocation.from_ctx(ctx)
         record_name = self._subject_record_name()
-        if getattr(self, "_strategy_accepts_client", False):
-            # record-based strategies that ask the registry (confluent-kafka >= 2.13)
+        conf = self._conf
+        if conf.strategy_accepts_client:
+            # record-based strategies that ask the registry (confluent-kafka >= 2.14)
             subject = registry_call(
                 "resolving the subject name",
-                lambda: self._subject_name_func(ctx, record_name, self._registry, self._subject_name_conf),  # type: ignore[attr-defined]
+                lambda: conf.subject_name_func(ctx, record_name, self._registry, conf.subject_name_conf),  # type: ignore[attr-defined]
                 loc,
             )
         else:
-            subject = self._subject_name_func(ctx, record_name)  # type: ignore[attr-defined]
+            subject = conf.subject_name_func(ctx, record_name)
         if subject is None:
             return None
         fmt = self._reader_schema_fmt
         latest = registry_call(
             f"fetching the schema to write subject {subject!r} with",
-            lambda: self._get_reader_schema(subject, fmt) if fmt is not None else self._get_reader_schema(subject),  # type: ignore[attr-defined]
+            lambda: get_reader_schema(self, subject, fmt),
             loc,
         )
         written_with: Optional[Schema] = None
@@ -488,7 +497,7 @@ class FastSerializer:
                     f"header framing needs a schema GUID and the registry gave none for subject {subject!r}", loc
                 )
             return _headered(schema_id_header_name(ctx.field == MessageField.KEY), sid.guid_to_bytes(), encode)
-        return _custom_framed(self._schema_id_serializer, sid, encode)  # type: ignore[attr-defined]
+        return _custom_framed(self._conf.schema_id_serializer, sid, encode)
 
     def _compile_encoder(self, prefix: bytes, written_with: Optional[Schema], loc: RecordLocation) -> Encoder:
         try:
@@ -505,8 +514,8 @@ class FastSerializer:
         schema = self._schema_to_register(ctx, loc)
         if schema is None:
             return None
-        normalize = getattr(self, "_normalize_schemas", False)
-        if getattr(self, "_auto_register", True):
+        normalize = self._conf.normalize_schemas
+        if self._conf.auto_register:
             return registry_call(
                 f"registering the schema under subject {subject!r}",
                 lambda: self._registry.register_schema_full_response(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from confluent_kafka.schema_registry.avro import (  # noqa: I001
 )
 
 from .._builders import async_build_with, build_with
+from .._confluent import builder_fields
 from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
 from ._deserializer import AvroDeserializer
 from ._serializer import AvroSerializer
@@ -24,19 +25,25 @@ class AvroSerializerBuilder(_ConfluentAvroSerializerBuilder):
     """confluent-kafka's ``AvroSerializerBuilder``; ``build`` gives a :class:`serdes.avro.AvroSerializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[AvroSerializer, Dict[str, Any]]:  # type: ignore[override]
+        schema_str, to_dict, serializer_conf, rule_conf, rule_registry, serializer_init = builder_fields(
+            self, "_schema_str", "_to_dict", "_serializer_conf", "_rule_conf", "_rule_registry", "_serializer_init",
+        )
         return build_with(self, lambda client: AvroSerializer(
-            client, self._schema_str, self._to_dict, self._serializer_conf, self._rule_conf, self._rule_registry,
-        ), self._serializer_init, conf)
+            client, schema_str, to_dict, serializer_conf, rule_conf, rule_registry,
+        ), serializer_init, conf)
 
 
 class AvroDeserializerBuilder(_ConfluentAvroDeserializerBuilder):
     """confluent-kafka's ``AvroDeserializerBuilder``; ``build`` gives a :class:`serdes.avro.AvroDeserializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[AvroDeserializer, Dict[str, Any]]:  # type: ignore[override]
+        schema_str, from_dict, return_record_name, deserializer_conf, rule_conf, rule_registry, deserializer_init = builder_fields(
+            self, "_schema_str", "_from_dict", "_return_record_name", "_deserializer_conf", "_rule_conf", "_rule_registry", "_deserializer_init",
+        )
         return build_with(self, lambda client: AvroDeserializer(
-            client, self._schema_str, self._from_dict, self._return_record_name, self._deserializer_conf,
-            self._rule_conf, self._rule_registry,
-        ), self._deserializer_init, conf)
+            client, schema_str, from_dict, return_record_name, deserializer_conf,
+            rule_conf, rule_registry,
+        ), deserializer_init, conf)
 
 
 class AsyncAvroSerializerBuilder(_ConfluentAsyncAvroSerializerBuilder):
@@ -44,9 +51,12 @@ class AsyncAvroSerializerBuilder(_ConfluentAsyncAvroSerializerBuilder):
     :class:`serdes.avro.AsyncAvroSerializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncAvroSerializer, Dict[str, Any]]]:  # type: ignore[override]
+        schema_str, to_dict, serializer_conf, rule_conf, rule_registry, serializer_init = builder_fields(
+            self, "_schema_str", "_to_dict", "_serializer_conf", "_rule_conf", "_rule_registry", "_serializer_init",
+        )
         return async_build_with(self, lambda client: AsyncAvroSerializer(
-            client, self._schema_str, self._to_dict, self._serializer_conf, self._rule_conf, self._rule_registry,
-        ), self._serializer_init, conf)
+            client, schema_str, to_dict, serializer_conf, rule_conf, rule_registry,
+        ), serializer_init, conf)
 
 
 class AsyncAvroDeserializerBuilder(_ConfluentAsyncAvroDeserializerBuilder):
@@ -54,7 +64,10 @@ class AsyncAvroDeserializerBuilder(_ConfluentAsyncAvroDeserializerBuilder):
     :class:`serdes.avro.AsyncAvroDeserializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncAvroDeserializer, Dict[str, Any]]]:  # type: ignore[override]
+        schema_str, from_dict, return_record_name, deserializer_conf, rule_conf, rule_registry, deserializer_init = builder_fields(
+            self, "_schema_str", "_from_dict", "_return_record_name", "_deserializer_conf", "_rule_conf", "_rule_registry", "_deserializer_init",
+        )
         return async_build_with(self, lambda client: AsyncAvroDeserializer(
-            client, self._schema_str, self._from_dict, self._return_record_name, self._deserializer_conf,
-            self._rule_conf, self._rule_registry,
-        ), self._deserializer_init, conf)
+            client, schema_str, from_dict, return_record_name, deserializer_conf,
+            rule_conf, rule_registry,
+        ), deserializer_init, conf)

@@ -10,6 +10,7 @@ from confluent_kafka.schema_registry.avro import AvroDeserializer as _ConfluentA
 from confluent_kafka.serialization import SerializationContext
 from fastavro import schemaless_reader
 
+from .._confluent import get_parsed_schema
 from .._errors import CorruptPayloadError, SchemaMismatchError, SerdesError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Decoder, FastDeserializer
@@ -33,6 +34,7 @@ class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
     """
 
     _schema_type = "AVRO"
+    _confluent_kind = "avro.deserializer"
     _limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -45,14 +47,14 @@ class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
 
     def _record_name(self, writer: Schema) -> Optional[str]:
         try:
-            parsed = self._get_parsed_schema(writer)
+            parsed = get_parsed_schema(self, writer)
         except Exception:  # noqa: BLE001 - _build_decoder reports it, typed
             return None
         return parsed.get("name") if isinstance(parsed, dict) else None
 
     def _parse(self, schema: Schema, role: str) -> Any:
         try:
-            return self._get_parsed_schema(schema)
+            return get_parsed_schema(self, schema)
         except SerdesError:
             raise
         except Exception as e:  # noqa: BLE001 - fastavro/json errors of an untrusted schema

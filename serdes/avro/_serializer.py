@@ -8,6 +8,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvroSerializer
 from confluent_kafka.serialization import SerializationContext
 
+from .._confluent import get_parsed_schema
 from .._errors import RecordLocation, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Encoder, FastSerializer
@@ -31,6 +32,7 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
     """
 
     _schema_type = "AVRO"
+    _confluent_kind = "avro.serializer"
     _limits: Limits = DEFAULT_LIMITS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -58,7 +60,7 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
         else:
             role = "registry"
             try:
-                parsed = self._get_parsed_schema(written_with)
+                parsed = get_parsed_schema(self, written_with)
             except Exception as e:  # noqa: BLE001 - an untrusted registry schema
                 raise SchemaMismatchError(f"the registry schema does not parse: {type(e).__name__}: {e}") from None
         return compile_encoder(parsed, prefix, self._strict, self._strict_allow_default, self._to_dict,

@@ -13,6 +13,7 @@ from confluent_kafka.schema_registry.json_schema import (  # noqa: I001
 )
 
 from .._builders import async_build_with, build_with
+from .._confluent import builder_fields
 from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
 from ._deserializer import JSONDeserializer
 from ._serializer import JSONSerializer
@@ -24,20 +25,26 @@ class JSONSerializerBuilder(_ConfluentJSONSerializerBuilder):
     """confluent-kafka's ``JSONSerializerBuilder``; ``build`` gives a :class:`serdes.json.JSONSerializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONSerializer, Dict[str, Any]]:  # type: ignore[override]
+        schema_str, to_dict, serializer_conf, rule_conf, rule_registry, json_encode, serializer_init = builder_fields(
+            self, "_schema_str", "_to_dict", "_serializer_conf", "_rule_conf", "_rule_registry", "_json_encode", "_serializer_init",
+        )
         return build_with(self, lambda client: JSONSerializer(
-            self._schema_str, client, self._to_dict, self._serializer_conf, self._rule_conf, self._rule_registry,
-            self._json_encode,
-        ), self._serializer_init, conf)
+            schema_str, client, to_dict, serializer_conf, rule_conf, rule_registry,
+            json_encode,
+        ), serializer_init, conf)
 
 
 class JSONDeserializerBuilder(_ConfluentJSONDeserializerBuilder):
     """confluent-kafka's ``JSONDeserializerBuilder``; ``build`` gives a :class:`serdes.json.JSONDeserializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONDeserializer, Dict[str, Any]]:  # type: ignore[override]
+        schema_str, from_dict, deserializer_conf, rule_conf, rule_registry, json_decode, deserializer_init = builder_fields(
+            self, "_schema_str", "_from_dict", "_deserializer_conf", "_rule_conf", "_rule_registry", "_json_decode", "_deserializer_init",
+        )
         return build_with(self, lambda client: JSONDeserializer(
-            self._schema_str, self._from_dict, client, self._deserializer_conf, self._rule_conf, self._rule_registry,
-            self._json_decode,
-        ), self._deserializer_init, conf)
+            schema_str, from_dict, client, deserializer_conf, rule_conf, rule_registry,
+            json_decode,
+        ), deserializer_init, conf)
 
 
 class AsyncJSONSerializerBuilder(_ConfluentAsyncJSONSerializerBuilder):
@@ -45,10 +52,13 @@ class AsyncJSONSerializerBuilder(_ConfluentAsyncJSONSerializerBuilder):
     :class:`serdes.json.AsyncJSONSerializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncJSONSerializer, Dict[str, Any]]]:  # type: ignore[override]
+        schema_str, to_dict, serializer_conf, rule_conf, rule_registry, json_encode, serializer_init = builder_fields(
+            self, "_schema_str", "_to_dict", "_serializer_conf", "_rule_conf", "_rule_registry", "_json_encode", "_serializer_init",
+        )
         return async_build_with(self, lambda client: AsyncJSONSerializer(
-            self._schema_str, client, self._to_dict, self._serializer_conf, self._rule_conf, self._rule_registry,
-            self._json_encode,
-        ), self._serializer_init, conf)
+            schema_str, client, to_dict, serializer_conf, rule_conf, rule_registry,
+            json_encode,
+        ), serializer_init, conf)
 
 
 class AsyncJSONDeserializerBuilder(_ConfluentAsyncJSONDeserializerBuilder):
@@ -56,7 +66,10 @@ class AsyncJSONDeserializerBuilder(_ConfluentAsyncJSONDeserializerBuilder):
     :class:`serdes.json.AsyncJSONDeserializer`."""
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncJSONDeserializer, Dict[str, Any]]]:  # type: ignore[override]
+        schema_str, from_dict, deserializer_conf, rule_conf, rule_registry, json_decode, deserializer_init = builder_fields(
+            self, "_schema_str", "_from_dict", "_deserializer_conf", "_rule_conf", "_rule_registry", "_json_decode", "_deserializer_init",
+        )
         return async_build_with(self, lambda client: AsyncJSONDeserializer(
-            self._schema_str, self._from_dict, client, self._deserializer_conf, self._rule_conf, self._rule_registry,
-            self._json_decode,
-        ), self._deserializer_init, conf)
+            schema_str, from_dict, client, deserializer_conf, rule_conf, rule_registry,
+            json_decode,
+        ), deserializer_init, conf)

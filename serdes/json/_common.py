@@ -6,13 +6,15 @@ import threading
 from typing import Any, Optional
 
 from confluent_kafka.schema_registry import Schema
-from confluent_kafka.schema_registry.common.json_schema import _json_loads
 
+from .._confluent import json_loads
 from .._limits import DEFAULT_LIMITS, Limits
 from ._refs import resolve_references
 from ._validator import CompiledValidator, compile_validator
 
 __all__ = ["ValidatorCacheMixin"]
+
+_json_loads = json_loads()
 
 
 class ValidatorCacheMixin:

@@ -6,10 +6,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 
 import orjson
 from confluent_kafka.schema_registry import Schema
-from confluent_kafka.schema_registry.common.json_schema import _json_loads
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer as _ConfluentJSONDeserializer
 from confluent_kafka.serialization import SerializationContext
 
+from .._confluent import json_loads
 from .._errors import CorruptPayloadError, RecordLocation, SerdesError
 from .._limits import split_limits_args
 from .._serde import Decoder, FastDeserializer
@@ -20,6 +20,7 @@ from ._depth import depth_error, exceeds_depth
 __all__ = ["JSONDeserializer"]
 
 _loads = orjson.loads
+_json_loads = json_loads()
 
 
 class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDeserializer):
@@ -45,6 +46,7 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
     """
 
     _schema_type = "JSON"
+    _confluent_kind = "json.deserializer"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the

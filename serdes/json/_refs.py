@@ -17,9 +17,10 @@ from typing import Any, Callable, Dict, Optional
 from urllib.parse import urlsplit
 
 from confluent_kafka.schema_registry import Schema
-from confluent_kafka.schema_registry.common.json_schema import DEFAULT_SPEC, _json_loads
+from confluent_kafka.schema_registry.common.json_schema import DEFAULT_SPEC
 from referencing import Registry, Resource
 
+from .._confluent import guard_external_uri, httpx_module, json_loads
 from .._errors import RemoteRefRefused, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
 
@@ -27,6 +28,8 @@ __all__ = ["RemoteRefRefused", "remote_retriever", "resolve_references", "guarde
 
 #: seconds one opted-in remote ``$ref`` fetch may take
 REMOTE_REF_TIMEOUT = 10.0
+
+_json_loads = json_loads()
 
 
 def remote_retriever(allow_remote: bool) -> Callable[[str], Any]:
@@ -36,11 +39,9 @@ def remote_retriever(allow_remote: bool) -> Callable[[str], Any]:
     def retrieve(uri: str) -> Any:
         if not allow_remote or urlsplit(uri).scheme not in ("http", "https"):
             raise RemoteRefRefused(uri, allow_remote)
-        from confluent_kafka.schema_registry.common._httpx_compat import httpx
-        from confluent_kafka.schema_registry.common.json_schema import _guard_external_uri
-
+        httpx = httpx_module()
         try:
-            _guard_external_uri(uri)
+            guard_external_uri(uri)
         except ValueError as e:
             raise SchemaMismatchError(f"JSON Schema $ref {uri!r}: {e}") from None
         try:

@@ -7,10 +7,10 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
 import jsonschema_rs
 import orjson
 from confluent_kafka.schema_registry import Schema
-from confluent_kafka.schema_registry.common.json_schema import _json_dumps
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as _ConfluentJSONSerializer
 from confluent_kafka.serialization import SerializationContext
 
+from .._confluent import json_dumps
 from .._errors import RecordLocation, SchemaMismatchError, SerdesError, ValidationError
 from .._limits import split_limits_args
 from .._serde import Encoder, FastSerializer
@@ -20,6 +20,7 @@ from ._depth import exceeds_depth
 __all__ = ["JSONSerializer", "NAN_AS_NULL_CONF"]
 
 _dumps = orjson.dumps
+_json_dumps = json_dumps()
 # orjson writes NaN and +-Infinity as null. A payload without "null" needs no further check
 # (bytes.find: ``in`` on bytes first tries the needle as an int). A value whose payload holds a
 # null goes through _is_finite: jsonschema-rs refuses a non-finite float wherever a schema looks at
@@ -60,6 +61,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
     """
 
     _schema_type = "JSON"
+    _confluent_kind = "json.serializer"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the

@@ -13,6 +13,7 @@ from confluent_kafka.schema_registry.protobuf import (  # noqa: I001
 )
 
 from .._builders import async_build_with, build_with
+from .._confluent import builder_fields, require
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer
@@ -25,7 +26,7 @@ __all__ = [
 
 def _require_type(builder: Any, what: str) -> None:
     # as confluent-kafka's builders (the constructors themselves accept serdes' dynamic mode)
-    if builder._msg_type is None:
+    if require(builder, "_msg_type") is None:
         raise ValueError(f"Protobuf {what} requires a message type; call set_message_type()")
 
 
@@ -34,9 +35,12 @@ class ProtobufSerializerBuilder(_ConfluentProtobufSerializerBuilder):
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufSerializer, Dict[str, Any]]:  # type: ignore[override]
         _require_type(self, "serializer")
+        msg_type, serializer_conf, rule_conf, rule_registry, serializer_init = builder_fields(
+            self, "_msg_type", "_serializer_conf", "_rule_conf", "_rule_registry", "_serializer_init",
+        )
         return build_with(self, lambda client: ProtobufSerializer(
-            self._msg_type, client, self._serializer_conf, self._rule_conf, self._rule_registry,
-        ), self._serializer_init, conf)
+            msg_type, client, serializer_conf, rule_conf, rule_registry,
+        ), serializer_init, conf)
 
 
 class ProtobufDeserializerBuilder(_ConfluentProtobufDeserializerBuilder):
@@ -44,9 +48,12 @@ class ProtobufDeserializerBuilder(_ConfluentProtobufDeserializerBuilder):
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufDeserializer, Dict[str, Any]]:  # type: ignore[override]
         _require_type(self, "deserializer")
+        msg_type, deserializer_conf, rule_conf, rule_registry, deserializer_init = builder_fields(
+            self, "_msg_type", "_deserializer_conf", "_rule_conf", "_rule_registry", "_deserializer_init",
+        )
         return build_with(self, lambda client: ProtobufDeserializer(
-            self._msg_type, self._deserializer_conf, client, self._rule_conf, self._rule_registry,
-        ), self._deserializer_init, conf)
+            msg_type, deserializer_conf, client, rule_conf, rule_registry,
+        ), deserializer_init, conf)
 
 
 class AsyncProtobufSerializerBuilder(_ConfluentAsyncProtobufSerializerBuilder):
@@ -55,9 +62,12 @@ class AsyncProtobufSerializerBuilder(_ConfluentAsyncProtobufSerializerBuilder):
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncProtobufSerializer, Dict[str, Any]]]:  # type: ignore[override]
         _require_type(self, "serializer")
+        msg_type, serializer_conf, rule_conf, rule_registry, serializer_init = builder_fields(
+            self, "_msg_type", "_serializer_conf", "_rule_conf", "_rule_registry", "_serializer_init",
+        )
         return async_build_with(self, lambda client: AsyncProtobufSerializer(
-            self._msg_type, client, self._serializer_conf, self._rule_conf, self._rule_registry,
-        ), self._serializer_init, conf)
+            msg_type, client, serializer_conf, rule_conf, rule_registry,
+        ), serializer_init, conf)
 
 
 class AsyncProtobufDeserializerBuilder(_ConfluentAsyncProtobufDeserializerBuilder):
@@ -66,6 +76,9 @@ class AsyncProtobufDeserializerBuilder(_ConfluentAsyncProtobufDeserializerBuilde
 
     def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncProtobufDeserializer, Dict[str, Any]]]:  # type: ignore[override]
         _require_type(self, "deserializer")
+        msg_type, deserializer_conf, rule_conf, rule_registry, deserializer_init = builder_fields(
+            self, "_msg_type", "_deserializer_conf", "_rule_conf", "_rule_registry", "_deserializer_init",
+        )
         return async_build_with(self, lambda client: AsyncProtobufDeserializer(
-            self._msg_type, self._deserializer_conf, client, self._rule_conf, self._rule_registry,
-        ), self._deserializer_init, conf)
+            msg_type, deserializer_conf, client, rule_conf, rule_registry,
+        ), deserializer_init, conf)

@@ -63,6 +63,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
     _protobuf = True
     _schema_type = "PROTOBUF"
+    _confluent_kind = "protobuf.deserializer"
 
     def __init__(
         self,

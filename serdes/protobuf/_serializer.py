@@ -30,6 +30,7 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
 
     _protobuf = True
     _schema_type = "PROTOBUF"
+    _confluent_kind = "protobuf.serializer"
     _reader_schema_fmt = "serialized"  # as confluent-kafka's ProtobufSerializer asks
     _value_errors = FastSerializer._value_errors + (EncodeError,)
 

@@ -57,6 +57,7 @@ ARGS: Dict[str, Tuple[Tuple[Any, ...], Dict[str, Any]]] = {
     "JobGraphError": (("process mode operators",), {"operators": [("Map", "process mode"), ("Sink", "pickled")]}),
     "FlinkJobFailed": (("job j FAILED",), {"job_id": "j", "state": "FAILED", "exception_text": "boom"}),
     "RemoteRefRefused": (("http://example.invalid/s.json", False), {}),
+    "ConfluentAPIError": (("_use_schema_id", "AvroSerializer", "2.16.1"), {}),
 }
 
 

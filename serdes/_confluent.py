@@ -1,0 +1,275 @@
+"""The one seam to confluent-kafka's private API.
+
+serdes' drop-in classes subclass confluent-kafka's serdes, and its fast path needs configuration
+that confluent-kafka keeps in private attributes (``_use_latest_version``, ``_subject_name_func``,
+...) and private methods (``_get_reader_schema``). This module is the only place that names them.
+Each is read once, by name, at the end of a serde's construction, with no default: an attribute a
+confluent-kafka release renamed or dropped fails the construction with
+:class:`ConfluentAPIError` naming the attribute and the installed confluent-kafka version, instead
+of silently switching a feature off (``use.latest.version`` ignored on the fast path, say).
+
+What the rest of serdes sees is small and typed: :class:`SerdeConfig`, a frozen snapshot taken at
+construction, and the functions below for the private methods and modules. Nothing here runs per
+record: the fast path reads plain attributes of the snapshot.
+
+Attributes that exist only in some of the supported confluent-kafka releases (pyproject allows
+``>=2.13``) are listed in :data:`VERSIONED`. On a release at or after ``since`` they are required
+like every other; on an older one the value confluent-kafka's behaviour then amounted to is used.
+
+=================================  ===========  ===============================================
+attribute                           since        value on older releases
+=================================  ===========  ===============================================
+``_strategy_accepts_client``        2.14         ``False`` (strategies take ``(ctx, name)``)
+``_subject_name_conf``              2.14         ``None``
+``_validators_lock`` (JSON)         2.13.2       none: serdes' JSON classes need 2.13.2
+``_validation_rules_execution``     2.16         ``"DISABLED"`` (serializers only: no deserializer sets it)
+``common._httpx_compat``            2.16         the ``httpx`` module itself
+``json_schema._guard_external_uri``  2.16         none: remote ``$ref`` fetching refuses
+``json_schema._json_dumps``         2.15         none: ``serdes.json`` needs 2.15
+``json_schema._json_loads``         2.15         none: ``serdes.json`` needs 2.15
+=================================  ===========  ===============================================
+
+The fast path's shared configuration lives in :class:`SerdeConfig`. The format-specific attributes
+(:data:`FORMAT_ATTRIBUTES`: Avro's ``_parsed_schema``, ``_to_dict``, ``_strict``, JSON's
+``_validators_lock``, ...) are checked here at construction too, so a missing one fails there;
+the format modules then read them as attributes of their own instance.
+
+The registry client (``_registry``) is checked at construction but read live: confluent-kafka's
+own delegated call reads it live too, and a user may swap the client of a running serde.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from ._errors import ConfluentAPIError
+
+__all__ = [
+    "ConfluentAPIError",
+    "SerdeConfig",
+    "VERSIONED",
+    "confluent_version",
+    "snapshot",
+    "require",
+    "get_reader_schema",
+    "get_parsed_schema",
+    "httpx_module",
+    "guard_external_uri",
+    "json_dumps",
+    "json_loads",
+]
+
+
+def _parse_version(v: str) -> Tuple[int, ...]:
+    parts = []
+    for p in v.split("."):
+        digits = "".join(c for c in p if c.isdigit()) if not p.isdigit() else p
+        if not digits:
+            break
+        parts.append(int(digits))
+        if not p.isdigit():
+            break
+    return tuple(parts)
+
+
+def confluent_version() -> str:
+    """The installed confluent-kafka (Python client) version, e.g. ``"2.16.1"``."""
+    return importlib.metadata.version("confluent-kafka")
+
+
+_VERSION = _parse_version(confluent_version())
+
+
+#: attribute -> (first confluent-kafka release that has it, the value older releases amount to)
+VERSIONED: Dict[str, Tuple[Tuple[int, ...], Any]] = {
+    "_strategy_accepts_client": ((2, 14), False),
+    "_subject_name_conf": ((2, 14), None),
+    "_validation_rules_execution": ((2, 16), "DISABLED"),
+}
+
+_SENTINEL = object()
+
+
+def require(obj: Any, name: str) -> Any:
+    """``obj.<name>``, read by name; :class:`ConfluentAPIError` if it is missing (and, for an
+    attribute of :data:`VERSIONED`, the installed release is one that should have it)."""
+    value = getattr(obj, name, _SENTINEL)
+    if value is not _SENTINEL:
+        return value
+    versioned = VERSIONED.get(name)
+    if versioned is not None and _VERSION < versioned[0]:
+        return versioned[1]
+    owner = obj.__name__ if isinstance(obj, (type, ModuleType)) else type(obj).__name__
+    raise ConfluentAPIError(name, owner)
+
+
+# -- per-instance configuration -------------------------------------------------------------------
+
+#: the private attributes each kind of serde reads (beyond the common ones of SerdeConfig)
+_COMMON_SERIALIZER = ("_schema_id_serializer", "_auto_register", "_normalize_schemas", "_use_schema_id", "_schema")
+_COMMON_DESERIALIZER = ("_schema_id_deserializer", "_use_schema_id")
+FORMAT_ATTRIBUTES: Dict[str, Tuple[str, ...]] = {
+    "avro.serializer": _COMMON_SERIALIZER + (
+        "_schema_name", "_parsed_schema", "_to_dict", "_strict", "_strict_allow_default", "_get_parsed_schema",
+    ),
+    "avro.deserializer": _COMMON_DESERIALIZER + (
+        "_reader_schema", "_from_dict", "_return_record_name", "_get_parsed_schema",
+    ),
+    "json.serializer": _COMMON_SERIALIZER + (
+        "_schema_name", "_parsed_schema", "_to_dict", "_validators_lock", "_parsed_schemas",
+    ),
+    "json.deserializer": _COMMON_DESERIALIZER + ("_schema", "_from_dict", "_validators_lock", "_parsed_schemas"),
+    "protobuf.serializer": _COMMON_SERIALIZER,
+    "protobuf.deserializer": _COMMON_DESERIALIZER,
+}
+
+
+@dataclass(frozen=True)
+class SerdeConfig:
+    """What serdes' fast path needs of a confluent-kafka serde's configuration, read once at the
+    end of its construction. Fields that apply to serializers only are ``None`` on deserializers."""
+
+    kind: str
+    subject_name_func: Callable[..., Any]
+    #: the strategy takes ``(ctx, record_name, client, conf)`` (associated / registry-backed ones)
+    strategy_accepts_client: bool
+    subject_name_conf: Any
+    use_latest_version: bool
+    use_latest_with_metadata: Optional[Dict[str, str]]
+    use_schema_id: Optional[int]
+    validation_rules_execution: Any
+    schema_id_serializer: Optional[Callable[..., Any]] = None
+    schema_id_deserializer: Optional[Callable[..., Any]] = None
+    auto_register: Optional[bool] = None
+    normalize_schemas: Optional[bool] = None
+    schema: Any = None
+    schema_name: Optional[str] = None
+
+    @property
+    def uses_rules(self) -> bool:
+        """Inline validation rules are configured (``validation.rules.execution`` not DISABLED)."""
+        return self.validation_rules_execution not in ("DISABLED", None)
+
+    @property
+    def subject_keyed(self) -> bool:
+        """The reader schema depends on the subject (``use.latest.version`` and friends)."""
+        return bool(self.use_latest_version or self.use_latest_with_metadata or self.use_schema_id is not None)
+
+
+def snapshot(serde: Any, kind: str) -> SerdeConfig:
+    """Check every private attribute ``kind`` (a key of :data:`FORMAT_ATTRIBUTES`) reads on
+    ``serde`` and return the configuration snapshot. Raises :class:`ConfluentAPIError`."""
+    names = FORMAT_ATTRIBUTES[kind]
+    for name in names + ("_registry", "_get_reader_schema"):
+        require(serde, name)
+    is_ser = kind.endswith(".serializer")
+    return SerdeConfig(
+        kind=kind,
+        subject_name_func=require(serde, "_subject_name_func"),
+        strategy_accepts_client=bool(require(serde, "_strategy_accepts_client")),
+        subject_name_conf=require(serde, "_subject_name_conf"),
+        use_latest_version=bool(require(serde, "_use_latest_version")),
+        use_latest_with_metadata=require(serde, "_use_latest_with_metadata"),
+        use_schema_id=require(serde, "_use_schema_id"),
+        # confluent-kafka runs inline validation rules in serializers only (its deserializers never
+        # set the attribute): a deserializer's is DISABLED, as confluent-kafka behaves
+        validation_rules_execution=require(serde, "_validation_rules_execution") if is_ser else "DISABLED",
+        schema_id_serializer=require(serde, "_schema_id_serializer") if is_ser else None,
+        schema_id_deserializer=None if is_ser else require(serde, "_schema_id_deserializer"),
+        auto_register=bool(require(serde, "_auto_register")) if is_ser else None,
+        normalize_schemas=bool(require(serde, "_normalize_schemas")) if is_ser else None,
+        schema=require(serde, "_schema") if is_ser else None,
+        schema_name=require(serde, "_schema_name") if "_schema_name" in names else None,
+    )
+
+
+def replace(config: SerdeConfig, **changes: Any) -> SerdeConfig:
+    """A copy of ``config`` with ``changes`` (for a subclass that adjusts its own snapshot)."""
+    return dataclasses.replace(config, **changes)
+
+
+# -- private methods ------------------------------------------------------------------------------
+
+
+def get_reader_schema(serde: Any, subject: str, fmt: Optional[str] = None) -> Any:
+    """confluent-kafka's ``BaseSerde._get_reader_schema``: the registered schema ``use.schema.id``
+    / ``use.latest.version`` / ``use.latest.with.metadata`` select for ``subject`` (or ``None``)."""
+    if fmt is None:
+        return serde._get_reader_schema(subject)
+    return serde._get_reader_schema(subject, fmt)
+
+
+def get_parsed_schema(serde: Any, schema: Any) -> Any:
+    """The format class's ``_get_parsed_schema`` (confluent-kafka's, or serdes' override of it)."""
+    return serde._get_parsed_schema(schema)
+
+
+# -- private modules ------------------------------------------------------------------------------
+
+
+def httpx_module() -> ModuleType:
+    """The httpx (or successor) module confluent-kafka's registry client talks through."""
+    if _VERSION < (2, 16):
+        import httpx
+
+        return httpx
+    from confluent_kafka.schema_registry.common import _httpx_compat
+
+    return require(_httpx_compat, "httpx")  # type: ignore[no-any-return]
+
+
+def guard_external_uri(uri: str) -> None:
+    """confluent-kafka's check that a remote ``$ref`` URI points at a public address (raises
+    ``ValueError``). Releases before 2.16 have none, and serdes then refuses every remote fetch."""
+    from confluent_kafka.schema_registry.common import json_schema
+
+    if _VERSION < (2, 16):
+        raise ValueError(f"confluent-kafka {confluent_version()} has no public-address guard for remote $refs")
+    require(json_schema, "_guard_external_uri")(uri)
+
+
+def _json_schema_module() -> ModuleType:
+    from confluent_kafka.schema_registry.common import json_schema
+
+    return json_schema
+
+
+def json_dumps() -> Callable[[Any], str]:
+    """confluent-kafka's default JSON Schema encoder (``json_encode`` when none is given); serdes
+    compares a user's ``json_encode`` with it by identity to keep its own faster codec."""
+    return require(_json_schema_module(), "_json_dumps")  # type: ignore[no-any-return]
+
+
+def json_loads() -> Callable[[Any], Any]:
+    """confluent-kafka's default JSON decoder (``json_decode`` when none is given, and the parser
+    of registry schema strings)."""
+    return require(_json_schema_module(), "_json_loads")  # type: ignore[no-any-return]
+
+
+# -- builders -------------------------------------------------------------------------------------
+
+
+def builder_fields(builder: Any, *names: str) -> Tuple[Any, ...]:
+    """The private fields of a confluent-kafka ``*SerializerBuilder`` / ``*DeserializerBuilder``
+    (``_schema_str``, ``_serializer_conf``, ...) that serdes' ``build`` passes on, by name."""
+    return tuple(require(builder, name) for name in names)
+
+
+def build_serde(builder: Any, construct: Callable[[Any], Any], init: Optional[Callable[[Any], None]]) -> Any:
+    """confluent-kafka's ``_sync.serde.build_serde`` for ``builder``'s registry client / conf."""
+    from confluent_kafka.schema_registry._sync import serde
+
+    client, conf = builder_fields(builder, "_schema_registry_client", "_schema_registry_conf")
+    return require(serde, "build_serde")(client, conf, construct, init)
+
+
+async def async_build_serde(builder: Any, construct: Callable[[Any], Any], init: Any) -> Any:
+    """confluent-kafka's ``_async.serde.async_build_serde`` (the async counterpart)."""
+    from confluent_kafka.schema_registry._async import serde
+
+    client, conf = builder_fields(builder, "_schema_registry_client", "_schema_registry_conf")
+    return await require(serde, "async_build_serde")(client, conf, construct, init)

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import pickle
-import sys
 import types
 import uuid
-from pathlib import Path
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import serdes
+from serdes import MalformedEnvelopeError, RecordLocation, ValidationError
+from serdes.cdc import Change, ChangeParser, Op, message_to_dict, parse_change
 
-import debezium_samples as ds  # noqa: E402
-
-import serdes  # noqa: E402
-from serdes import MalformedEnvelopeError, RecordLocation, ValidationError  # noqa: E402
-from serdes.cdc import Change, ChangeParser, Op, message_to_dict, parse_change  # noqa: E402
+from tests.support import debezium_samples as ds
 
 A1 = ds.row(1, "alice", 100)
 A2 = ds.row(1, "alice", 150)

@@ -14,6 +14,7 @@ from serdes.cdc import parse_change
 from serdes.flink._debezium import DebeziumDecodeFunction, _after_row, _metadata_spec
 
 from tests.support import debezium_samples as ds
+from tests.support.flink_context import RuntimeContext
 
 REG = "http://127.0.0.1:1"  # never contacted: every case here gives the schema
 
@@ -22,19 +23,8 @@ def _fn(spec, metadata=None, mode="retract"):
     spec, _, conv = _after_row(spec, "t", None)
     fn = DebeziumDecodeFunction(spec, None, conv, _metadata_spec(metadata), mode)
     fn = pickle.loads(cloudpickle.dumps(fn))          # what the worker gets
-    fn.open(_RuntimeContext())                        # builds the (unused) deserializer locally
+    fn.open(RuntimeContext())                        # builds the (unused) deserializer locally
     return fn
-
-
-class _RuntimeContext:
-    def get_metrics_group(self):
-        return self
-
-    def counter(self, name):
-        return self
-
-    def inc(self, n=1):
-        pass
 
 
 def _specs():

@@ -7,8 +7,6 @@ No PyFlink import here: the job runs in the cluster's processes, this side only 
 from __future__ import annotations
 
 import json
-import time
-import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,16 +99,5 @@ def read_totals(bootstrap, registry, topic, expected: int, timeout: float = 120.
 
 def wait_for_committed(bootstrap, topic, at_least: int, timeout: float = 120.0) -> None:
     """Block until ``topic`` holds ``at_least`` committed records."""
-    from confluent_kafka import Consumer
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wait-{uuid.uuid4().hex[:8]}",
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                  "isolation.level": "read_committed"})
-    c.subscribe([topic])
-    n, deadline = 0, time.monotonic() + timeout
-    try:
-        while n < at_least:
-            assert time.monotonic() < deadline, f"only {n}/{at_least} committed records on {topic}"
-            n += len([m for m in c.consume(500, 0.5) if not m.error()])
-    finally:
-        c.close()
+    n = len(drain(bootstrap, topic, at_least, timeout=timeout, idle=0.0, isolation="read_committed", group="wait"))
+    assert n >= at_least, f"only {n}/{at_least} committed records on {topic}"

@@ -35,9 +35,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
 
-import debezium_samples as ds  # noqa: E402
+from tests.support import debezium_samples as ds  # noqa: E402
 
 from serdes import flink as sf  # noqa: E402
 

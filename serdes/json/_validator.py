@@ -31,7 +31,7 @@ class with bounded regular expressions and decimal ``multipleOf`` (:mod:`serdes.
   only on the serializer side; a decoded JSON document is always readable.
 
 fastjsonschema was measured and not used: it is 6-20x slower than jsonschema-rs on the documents in
-``tests/json_samples.py`` (it generates Python code), supports drafts 4/6/7 only, and fills in
+``tests/support/json_samples.py`` (it generates Python code), supports drafts 4/6/7 only, and fills in
 ``default`` values (mutating the document), which confluent-kafka does not.
 """
 

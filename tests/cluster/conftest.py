@@ -1,26 +1,20 @@
-"""Helpers for the tests on a standalone Flink cluster (``flink_cluster`` fixture, serdes.testing).
+"""Fixtures for the tests on a standalone Flink cluster (``flink_cluster`` fixture, serdes.testing).
 
 The job (``jobs/keyed_totals.py``) is submitted with ``flink run --python`` like a user's job: the
-Kafka connector and serdes' shim jar in ``pipeline.jars``, the job directory in ``--pyFiles``.
-Everything here is marked ``cluster``, ``flink`` and ``integration``.
+Kafka connector and serdes' shim jar in ``pipeline.jars``, the job directory in ``--pyFiles``
+(``tests.support.cluster_totals`` drives it).  Everything here is marked ``cluster``, ``flink`` and
+``integration``.
 """
 
 from __future__ import annotations
 
-import json
-import time
 import uuid
-from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import List, Tuple
 
 import pytest
 
 pytest.importorskip("pyflink")
-
-JOB = Path(__file__).parent / "jobs" / "keyed_totals.py"
-CUSTOMERS = 8
 
 
 def pytest_collection_modifyitems(config, items):
@@ -39,58 +33,6 @@ def cluster_jars() -> List[Path]:
     return [connector, shim_jar(connector)]
 
 
-@dataclass
-class Orders:
-    """Avro orders produced to a 4-partition topic (key = customer), and what the job must emit."""
-
-    bootstrap: str
-    registry: str
-    topic: str
-    sent: List[dict] = field(default_factory=list)
-    _serializer: object = None
-
-    def produce(self, n: int, serializer=None) -> List[Tuple[int, int]]:
-        """Produce ``n`` more orders; returns their (partition, offset)."""
-        from confluent_kafka import Producer
-        from confluent_kafka.schema_registry import SchemaRegistryClient
-        from confluent_kafka.serialization import MessageField, SerializationContext
-
-        from serdes.avro import AvroSerializer
-        from serdes.demo.__main__ import ORDER_AVRO
-
-        if serializer is None:
-            if self._serializer is None:   # one serializer: its schema id stays cached
-                self._serializer = AvroSerializer(SchemaRegistryClient({"url": self.registry}), ORDER_AVRO)
-            serializer = self._serializer
-        ser = serializer
-        ctx = SerializationContext(self.topic, MessageField.VALUE)
-        coords: List[Tuple[int, int]] = []
-
-        def delivered(err, msg):
-            assert err is None, err
-            coords.append((msg.partition(), msg.offset()))
-
-        p = Producer({"bootstrap.servers": self.bootstrap, "linger.ms": 5})
-        for _ in range(n):
-            i = len(self.sent)
-            order = {"order_id": f"o-{i}", "customer": f"c{i % CUSTOMERS}", "amount_cents": 100 + i,
-                     "currency": "EUR"}
-            p.produce(self.topic, key=order["customer"].encode(), value=ser(order, ctx), on_delivery=delivered)
-            self.sent.append(order)
-        assert p.flush(60) == 0
-        return coords
-
-    def expected_totals(self) -> List[Tuple[str, int, int]]:
-        """(customer, count, total) after each order: Kafka keeps one customer's orders in order."""
-        running: Dict[str, Tuple[int, int]] = defaultdict(lambda: (0, 0))
-        out = []
-        for o in self.sent:
-            count, total = running[o["customer"]]
-            running[o["customer"]] = (count + 1, total + o["amount_cents"])
-            out.append((o["customer"], count + 1, total + o["amount_cents"]))
-        return sorted(out)
-
-
 @pytest.fixture
 def topics(kafka_bootstrap):
     from confluent_kafka.admin import AdminClient, NewTopic
@@ -105,47 +47,3 @@ def topics(kafka_bootstrap):
         return names
 
     return make
-
-
-def submit_totals(cluster, jars, bootstrap, registry_conf: dict, in_topic, out_topic, group, **options) -> str:
-    """``flink run --python keyed_totals.py ...`` on ``cluster``; returns the job id."""
-    args = ["--bootstrap", bootstrap, "--registry", json.dumps(registry_conf), "--input", in_topic,
-            "--output", out_topic, "--group", group]
-    savepoint = options.pop("savepoint", None)
-    cluster.wait_for_free_slots(int(options.get("parallelism", 4)))
-    for key, value in options.items():
-        args += [f"--{key.replace('_', '-')}", str(value)]
-    return cluster.submit(JOB, args, jars=jars, py_files=[JOB.parent], savepoint=savepoint)
-
-
-def read_totals(bootstrap, registry, topic, expected: int, timeout: float = 120.0, idle: float = 3.0):
-    """Every committed record of ``topic`` (read_committed) as sorted (customer, count, total)."""
-    from confluent_kafka.schema_registry import SchemaRegistryClient
-    from confluent_kafka.serialization import MessageField, SerializationContext
-
-    from serdes.demo.orders_pb2 import CustomerTotal
-    from serdes.protobuf import ProtobufDeserializer
-    from tests.kafka_io import drain
-
-    de = ProtobufDeserializer(CustomerTotal, {"use.deprecated.format": False},
-                              schema_registry_client=SchemaRegistryClient({"url": registry}))
-    ctx = SerializationContext(topic, MessageField.VALUE)
-    msgs = drain(bootstrap, topic, expected, timeout=timeout, idle=idle, isolation="read_committed")
-    return sorted((t.customer, t.count, t.total_cents) for t in (de(m.value(), ctx) for m in msgs))
-
-
-def wait_for_committed(bootstrap, topic, at_least: int, timeout: float = 120.0) -> None:
-    """Block until ``topic`` holds ``at_least`` committed records."""
-    from confluent_kafka import Consumer
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wait-{uuid.uuid4().hex[:8]}",
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                  "isolation.level": "read_committed"})
-    c.subscribe([topic])
-    n, deadline = 0, time.monotonic() + timeout
-    try:
-        while n < at_least:
-            assert time.monotonic() < deadline, f"only {n}/{at_least} committed records on {topic}"
-            n += len([m for m in c.consume(500, 0.5) if not m.error()])
-    finally:
-        c.close()

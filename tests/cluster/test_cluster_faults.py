@@ -21,7 +21,7 @@ import pytest
 from serdes.flink import find_record_error
 from serdes.testing import FlinkJobFailed, LocalRegistry
 
-from conftest import Orders, read_totals, submit_totals, wait_for_committed
+from tests.support.cluster_totals import Orders, read_totals, submit_totals, wait_for_committed
 
 pytestmark = pytest.mark.timeout(600)
 

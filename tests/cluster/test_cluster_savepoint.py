@@ -12,7 +12,7 @@ import pytest
 
 from serdes.testing import FlinkJobFailed
 
-from conftest import Orders, read_totals, submit_totals, wait_for_committed
+from tests.support.cluster_totals import Orders, read_totals, submit_totals, wait_for_committed
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -1,4 +1,4 @@
-"""Fixtures for the PyFlink tests: topics, a producer and a draining consumer.
+"""Fixtures for the PyFlink tests: topics, a producer and a draining consumer (tests.support.kafka_io).
 
 Server fixtures (``kafka_bootstrap``, ``registry_url``) come from ``serdes.testing.pytest_plugin``.
 Every test here that runs a job is marked ``flink`` and ``integration``.
@@ -6,11 +6,12 @@ Every test here that runs a job is marked ``flink`` and ``integration``.
 
 from __future__ import annotations
 
-import time
 import uuid
 from typing import Callable, List
 
 import pytest
+
+from tests.support.kafka_io import drain
 
 pytest.importorskip("pyflink")
 
@@ -48,34 +49,9 @@ def produce(kafka_bootstrap) -> Callable[..., None]:
 
 @pytest.fixture
 def consume(kafka_bootstrap) -> Callable[..., List]:
-    from confluent_kafka import Consumer
+    """``consume(topic, expected, timeout=60, idle=3)``: every record of ``topic`` (``kafka_io.drain``)."""
 
-    def drain(topic: str, expected: int, timeout: float = 60.0, idle: float = 3.0) -> List:
-        c = Consumer(
-            {
-                "bootstrap.servers": kafka_bootstrap,
-                "group.id": f"verify-{uuid.uuid4().hex}",
-                "auto.offset.reset": "earliest",
-                "enable.auto.commit": False,
-            }
-        )
-        c.subscribe([topic])
-        out: List = []
-        deadline = time.monotonic() + timeout
-        last = time.monotonic()
-        try:
-            while time.monotonic() < deadline:
-                m = c.poll(0.5)
-                if m is None:
-                    if len(out) >= expected and time.monotonic() - last > idle:
-                        break
-                    continue
-                if m.error():
-                    continue
-                out.append(m)
-                last = time.monotonic()
-        finally:
-            c.close()
-        return out
+    def read(topic: str, expected: int, timeout: float = 60.0, idle: float = 3.0) -> List:
+        return drain(kafka_bootstrap, topic, expected, timeout=timeout, idle=idle)
 
-    return drain
+    return read

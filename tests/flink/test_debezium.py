@@ -1,7 +1,7 @@
 """Debezium CDC topics -> changelog Rows -> Table API, on the real broker, registry and a PyFlink
 MiniCluster.
 
-Envelopes in Debezium's PostgreSQL shape (tests/debezium_samples.py) are written with serdes'
+Envelopes in Debezium's PostgreSQL shape (tests/support/debezium_samples.py) are written with serdes'
 serializers (Avro, JSON Schema, Protobuf; keys too), including a snapshot, inserts, updates (one
 moving a row to another group), deletes and their tombstones.  A Table API job aggregates
 ``SUM(balance) GROUP BY owner`` over ``from_changelog_stream`` and its final table must equal the
@@ -13,19 +13,15 @@ from __future__ import annotations
 import json
 import sys
 import uuid
-from pathlib import Path
 
 import cloudpickle
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from serdes import flink as sf
 
-import debezium_samples as ds  # noqa: E402
-
-from serdes import flink as sf  # noqa: E402
+from tests.support import debezium_samples as ds
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 

@@ -4,21 +4,17 @@ from __future__ import annotations
 
 import json
 import pickle
-import sys
-from pathlib import Path
 
 import cloudpickle
 import pytest
 from pyflink.common import RowKind, Types
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from serdes import flink as sf
+from serdes.cdc import parse_change
+from serdes.flink._debezium import DebeziumDecodeFunction, _after_row, _metadata_spec
 
-import debezium_samples as ds  # noqa: E402
-
-from serdes import flink as sf  # noqa: E402
-from serdes.cdc import parse_change  # noqa: E402
-from serdes.flink._debezium import DebeziumDecodeFunction, _after_row, _metadata_spec  # noqa: E402
+from tests.support import debezium_samples as ds
+from tests.support.flink_context import RuntimeContext
 
 REG = "http://127.0.0.1:1"  # never contacted: every case here gives the schema
 
@@ -27,19 +23,8 @@ def _fn(spec, metadata=None, mode="retract"):
     spec, _, conv = _after_row(spec, "t", None)
     fn = DebeziumDecodeFunction(spec, None, conv, _metadata_spec(metadata), mode)
     fn = pickle.loads(cloudpickle.dumps(fn))          # what the worker gets
-    fn.open(_RuntimeContext())                        # builds the (unused) deserializer locally
+    fn.open(RuntimeContext())                        # builds the (unused) deserializer locally
     return fn
-
-
-class _RuntimeContext:
-    def get_metrics_group(self):
-        return self
-
-    def counter(self, name):
-        return self
-
-    def inc(self, n=1):
-        pass
 
 
 def _specs():
@@ -137,7 +122,6 @@ def test_options_are_validated():
 
 def test_benchmark_events_are_a_valid_history():
     """benchmarks/flink_cdc.py's generator: every envelope parses, retractions match the table."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from benchmarks.flink_cdc import debezium_events
 
     table, ops = {}, set()

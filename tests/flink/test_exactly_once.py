@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 import uuid
 
 import cloudpickle
@@ -15,6 +14,8 @@ from pyflink.datastream import MapFunction
 from pyflink.datastream.connectors.base import DeliveryGuarantee
 
 from serdes import flink as sf
+
+from tests.support.kafka_io import drain
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -47,27 +48,9 @@ def _encode_text(value, ctx):
 
 
 def read_all(bootstrap, topic, expected, isolation, timeout=90.0, idle=3.0):
-    from confluent_kafka import Consumer
-
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"eo-{uuid.uuid4().hex}",
-                  "auto.offset.reset": "earliest", "enable.auto.commit": False,
-                  "isolation.level": isolation})
-    c.subscribe([topic])
-    out, deadline, last = [], time.monotonic() + timeout, time.monotonic()
-    try:
-        while time.monotonic() < deadline:
-            m = c.poll(0.5)
-            if m is None:
-                if len(out) >= expected and time.monotonic() - last > idle:
-                    break
-                continue
-            if m.error():
-                continue
-            out.append(int(m.value()))
-            last = time.monotonic()
-    finally:
-        c.close()
-    return out
+    """The int values of every record of ``topic`` read with ``isolation``."""
+    return [int(m.value()) for m in drain(bootstrap, topic, expected, timeout=timeout, idle=idle,
+                                           isolation=isolation, group="eo")]
 
 
 def test_exactly_once_with_a_failure(kafka_bootstrap, new_topic, produce, tmp_path):

@@ -12,32 +12,17 @@ from pyflink.datastream.state import ListStateDescriptor, MapStateDescriptor, Va
 from serdes import flink as sf
 from serdes.flink._keyed import KeyByDecodedField, _kafka_key_encoding, _pickled_in, _StrictStateContext
 
+from tests.support.flink_context import RuntimeContext
+
 OTHER = OutputTag("other", Types.STRING())
 
 
-class _Counter:
+class _RuntimeContext(RuntimeContext):
+    """Also records the state descriptors the operator asks for."""
+
     def __init__(self):
-        self.n = 0
-
-    def inc(self, k=1):
-        self.n += k
-
-
-class _Group:
-    def __init__(self):
-        self.counters = {}
-
-    def counter(self, name):
-        return self.counters.setdefault(name, _Counter())
-
-
-class _RuntimeContext:
-    def __init__(self):
-        self.group = _Group()
+        super().__init__()
         self.requested = []
-
-    def get_metrics_group(self):
-        return self.group
 
     def get_state(self, descriptor):
         self.requested.append(descriptor.get_name())

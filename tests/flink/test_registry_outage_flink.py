@@ -10,8 +10,6 @@ empty.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -20,8 +18,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from serdes import flink as sf
 from serdes.avro import AvroSerializer
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from registry_http import FailingRegistry  # noqa: E402
+from tests.support.registry_http import FailingRegistry
 
 pytestmark = [pytest.mark.flink, pytest.mark.integration, pytest.mark.timeout(300)]
 

@@ -11,6 +11,8 @@ from serdes import flink as sf
 from serdes.flink import _jars
 from serdes.demo.orders_pb2 import CustomerTotal, Order
 
+from tests.support.flink_context import RuntimeContext
+
 
 def test_explicit_jar_path_must_exist(tmp_path, monkeypatch):
     monkeypatch.setenv("SERDES_FLINK_KAFKA_JAR", str(tmp_path / "missing.jar"))
@@ -56,30 +58,6 @@ def test_type_info_codecs_roundtrip_and_pickle():
     assert t == sf.ProtobufTypeInformation(Order) and t != sf.ProtobufTypeInformation(CustomerTotal)
 
 
-class _Counter:
-    def __init__(self):
-        self.n = 0
-
-    def inc(self, k=1):
-        self.n += k
-
-
-class _Group:
-    def __init__(self):
-        self.counters = {}
-
-    def counter(self, name):
-        return self.counters.setdefault(name, _Counter())
-
-
-class _Ctx:
-    def __init__(self):
-        self.group = _Group()
-
-    def get_metrics_group(self):
-        return self.group
-
-
 def _decode_fn(on_error):
     def factory(client, **kw):
         def de(data, ctx):
@@ -90,7 +68,7 @@ def _decode_fn(on_error):
         return de
 
     fn = sf.DecodeFunction(sf.custom("avro", "de", factory), on_error=on_error)
-    ctx = _Ctx()
+    ctx = RuntimeContext()
     fn.open(ctx)
     return fn, ctx.group.counters
 
@@ -155,7 +133,7 @@ def test_decode_function_registry_error_is_never_dead_lettered_or_skipped(on_err
         return de
 
     fn = sf.DecodeFunction(sf.custom("avro", "de", factory), on_error=on_error)
-    ctx = _Ctx()
+    ctx = RuntimeContext()
     fn.open(ctx)
     with pytest.raises(serdes.RegistryAuthError) as info:
         list(fn.process_element(("t", 1, 9, 0, b"k", b"\x00\x00\x00\x00\x01\x02", None), None))

@@ -15,9 +15,10 @@ from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
-from tests.avro_samples import COMPLEX, records
-from tests.kafka_io import consume_keyed, produce_values
 from serdes.avro import AvroDeserializer, AvroSerializer
+
+from tests.support.avro_samples import COMPLEX, records
+from tests.support.kafka_io import consume_keyed, produce_values
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

@@ -20,7 +20,8 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
-from tests.kafka_io import consume_keyed, drain, produce_values
+
+from tests.support.kafka_io import consume_keyed, drain, produce_values
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

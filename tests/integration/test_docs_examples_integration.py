@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from tests.kafka_io import drain
+from tests.support.kafka_io import drain
 from tests.unit.test_docs_examples import python_blocks, run_block
 
 pytestmark = pytest.mark.integration

@@ -14,9 +14,10 @@ from confluent_kafka.schema_registry.json_schema import JSONSerializer as CJSONS
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 import serdes
-from tests.kafka_io import consume_keyed, produce_values
 from serdes.json import JSONDeserializer, JSONSerializer
-from tests.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA
+
+from tests.support.kafka_io import consume_keyed, produce_values
+from tests.support.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

@@ -15,7 +15,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 import serdes
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
-from tests.kafka_io import consume_keyed, produce_values
+
+from tests.support.kafka_io import consume_keyed, produce_values
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

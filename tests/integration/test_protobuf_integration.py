@@ -6,23 +6,18 @@ serdes_test/common.proto (a user file: registered as a reference subject by the 
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
+from confluent_kafka import Producer
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.schema_registry.error import SchemaRegistryError
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as ConfluentDeserializer
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext
+from serdes_test import common_pb2, order_pb2
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
+from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
 
-from confluent_kafka import Producer  # noqa: E402
-from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
-from confluent_kafka.schema_registry.error import SchemaRegistryError  # noqa: E402
-from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as ConfluentDeserializer  # noqa: E402
-from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentSerializer  # noqa: E402
-from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
-from tests.kafka_io import drain
-from serdes_test import common_pb2, order_pb2  # noqa: E402
-
-from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer  # noqa: E402
+from tests.support.kafka_io import drain
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 

@@ -15,7 +15,8 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
-from tests.kafka_io import drain
+
+from tests.support.kafka_io import drain
 
 pytestmark = pytest.mark.integration
 

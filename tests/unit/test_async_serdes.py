@@ -3,26 +3,22 @@ one cache shared with the sync design, the same typed errors, builders."""
 
 from __future__ import annotations
 
-import sys
 import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
+from confluent_kafka.schema_registry import AsyncSchemaRegistryClient, SchemaRegistryClient
+from confluent_kafka.schema_registry import avro as c_avro
+from confluent_kafka.schema_registry import json_schema as c_json
+from confluent_kafka.schema_registry import protobuf as c_protobuf
+from confluent_kafka.serialization import MessageField, SerializationContext
+from serdes_test import order_pb2
 
-from confluent_kafka.schema_registry import AsyncSchemaRegistryClient, SchemaRegistryClient  # noqa: E402
-from confluent_kafka.schema_registry import avro as c_avro  # noqa: E402
-from confluent_kafka.schema_registry import json_schema as c_json  # noqa: E402
-from confluent_kafka.schema_registry import protobuf as c_protobuf  # noqa: E402
-from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
-from serdes_test import order_pb2  # noqa: E402
-
-import serdes.avro as s_avro  # noqa: E402
-import serdes.json as s_json  # noqa: E402
-import serdes.protobuf as s_protobuf  # noqa: E402
-from serdes import CorruptPayloadError, InvalidMagicByteError, UnknownSchemaError, ValidationError  # noqa: E402
+import serdes.avro as s_avro
+import serdes.json as s_json
+import serdes.protobuf as s_protobuf
+from serdes import CorruptPayloadError, InvalidMagicByteError, UnknownSchemaError, ValidationError
 
 AVRO = '{"type":"record","name":"U","fields":[{"name":"a","type":"int"},{"name":"b","type":"string"}]}'
 JSON = '{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["a"]}'

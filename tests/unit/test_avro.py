@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
-from tests.avro_samples import COMPLEX, STANDARD, records
+
+from tests.support.avro_samples import COMPLEX, STANDARD, records
 
 _UTC = datetime.timezone.utc
 

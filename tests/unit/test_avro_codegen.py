@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError
 from serdes.avro._codegen import Unsupported, compile_decoder, generated_source
 
-from test_avro_strategies import evolve, schema_and_record, schemas
+from tests.support.avro_strategies import evolve, schema_and_record, schemas
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 

@@ -7,17 +7,11 @@ format that is not importable shows up as an ``n/a`` lane in the report and fail
 from __future__ import annotations
 
 import json
-import os
-import sys
 import uuid
 
 import pytest
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-if REPO_ROOT not in sys.path:
-    sys.path.insert(0, REPO_ROOT)
-
-from benchmarks import serde_bench, serde_cases  # noqa: E402
+from benchmarks import serde_bench, serde_cases
 
 TINY = ["--records", "12", "--repeats", "1", "--no-png", "--quiet"]
 

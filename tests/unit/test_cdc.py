@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import pickle
-import sys
 import types
 import uuid
-from pathlib import Path
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import serdes
+from serdes import MalformedEnvelopeError, RecordLocation, ValidationError
+from serdes.cdc import Change, ChangeParser, Op, message_to_dict, parse_change
 
-import debezium_samples as ds  # noqa: E402
-
-import serdes  # noqa: E402
-from serdes import MalformedEnvelopeError, RecordLocation, ValidationError  # noqa: E402
-from serdes.cdc import Change, ChangeParser, Op, message_to_dict, parse_change  # noqa: E402
+from tests.support import debezium_samples as ds
 
 A1 = ds.row(1, "alice", 100)
 A2 = ds.row(1, "alice", 150)
@@ -202,25 +197,33 @@ def test_message_to_dict_presence_wrappers_enums_maps():
 
 # -- ChangeParser -------------------------------------------------------------------------------
 
+def _apply(table, ch):
+    """Apply one parsed change to ``table`` (id -> row); a tombstone (``None``) changes nothing."""
+    if ch is None:
+        return
+    if ch.op is Op.DELETE:
+        del table[ch.before["id"]]
+    else:
+        table[ch.after["id"]] = ch.after
+
+
+def _balance_per_owner(table):
+    totals = {}
+    for r in table.values():
+        totals[r["owner"]] = totals.get(r["owner"], 0) + r["balance"]
+    return totals
+
+
 def test_change_parser_counts_tombstones_and_ops():
     ev, _ = ds.history()
     p = ChangeParser()
     table = {}
     for key, e in ev:
-        ch = p.parse(e, key)
-        if ch is None:
-            continue
-        if ch.op is Op.DELETE:
-            del table[ch.before["id"]]
-        else:
-            table[ch.after["id"]] = ch.after
+        _apply(table, p.parse(e, key))
     assert p.tombstones == 2
     assert p.counts == {Op.READ: 3, Op.CREATE: 3, Op.UPDATE: 3, Op.DELETE: 2, Op.TRUNCATE: 0}
     assert p.changes == 11
-    totals = {}
-    for r in table.values():
-        totals[r["owner"]] = totals.get(r["owner"], 0) + r["balance"]
-    assert totals == ds.history()[1]
+    assert _balance_per_owner(table) == ds.history()[1]
 
 
 class _Msg:
@@ -265,18 +268,9 @@ def test_parse_message_with_registry_serdes_avro_and_json():
         for off, (key, e) in enumerate(ev):
             raw_v = None if e is None else vser(e, SerializationContext(topic, MessageField.VALUE))
             raw_k = kser(key, SerializationContext(topic, MessageField.KEY))
-            ch = p.parse_message(_Msg(topic, 0, off, raw_k, raw_v), vde, kde)
-            if ch is None:
-                continue
-            if ch.op is Op.DELETE:
-                del table[ch.before["id"]]
-            else:
-                table[ch.after["id"]] = ch.after
+            _apply(table, p.parse_message(_Msg(topic, 0, off, raw_k, raw_v), vde, kde))
         assert p.tombstones == 2 and p.changes == 11
-        got = {}
-        for r in table.values():
-            got[r["owner"]] = got.get(r["owner"], 0) + r["balance"]
-        assert got == totals
+        assert _balance_per_owner(table) == totals
         # a malformed envelope carries the record's coordinates
         bad = dict(ev[0][1], op="z")
         raw = vser(bad, SerializationContext(topic, MessageField.VALUE))

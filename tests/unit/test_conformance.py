@@ -8,16 +8,12 @@ class of the same name -- on fresh mock registries, and asserts the same outcome
 from __future__ import annotations
 
 import inspect
-import sys
 import uuid
-from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
-
-from confluent_kafka.schema_registry import (  # noqa: E402
+from confluent_kafka.schema_registry import (
     AsyncSchemaRegistryClient,
     Schema,
     SchemaRegistryClient,
@@ -25,15 +21,15 @@ from confluent_kafka.schema_registry import (  # noqa: E402
     record_subject_name_strategy,
     topic_record_subject_name_strategy,
 )
-from confluent_kafka.schema_registry import avro as c_avro  # noqa: E402
-from confluent_kafka.schema_registry import json_schema as c_json  # noqa: E402
-from confluent_kafka.schema_registry import protobuf as c_protobuf  # noqa: E402
-from confluent_kafka.serialization import MessageField, SerializationContext  # noqa: E402
-from serdes_test import common_pb2, order_pb2  # noqa: E402
+from confluent_kafka.schema_registry import avro as c_avro
+from confluent_kafka.schema_registry import json_schema as c_json
+from confluent_kafka.schema_registry import protobuf as c_protobuf
+from confluent_kafka.serialization import MessageField, SerializationContext
+from serdes_test import common_pb2, order_pb2
 
-import serdes.avro as s_avro  # noqa: E402
-import serdes.json as s_json  # noqa: E402
-import serdes.protobuf as s_protobuf  # noqa: E402
+import serdes.avro as s_avro
+import serdes.json as s_json
+import serdes.protobuf as s_protobuf
 
 MODES = ["sync", "async"]
 IMPLS = {"confluent": {"avro": c_avro, "protobuf": c_protobuf, "json": c_json},

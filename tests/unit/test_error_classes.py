@@ -6,7 +6,7 @@ the asyncio classes (``AsyncAvroDeserializer`` ...) over confluent-kafka's
 ``AsyncSchemaRegistryClient``, ``await serde(data, ctx)`` on one event loop. Every failure is
 checked in both columns.
 
-Registry failures are answered by a real HTTP server on 127.0.0.1 (tests/registry_http.py) to the
+Registry failures are answered by a real HTTP server on 127.0.0.1 (tests/support/registry_http.py) to the
 real ``SchemaRegistryClient`` / ``AsyncSchemaRegistryClient``; schemas, payloads and values use
 confluent-kafka's ``mock://`` registry (sync or async mock).
 """
@@ -15,24 +15,20 @@ from __future__ import annotations
 
 import json
 import pickle
-import sys
 import uuid
-from pathlib import Path
 from typing import Any, Callable, Dict
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
+import serdes
+from serdes.avro import AvroDeserializer, AvroSerializer
+from serdes.json import JSONDeserializer, JSONSerializer
+from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError
+from serdes_test import legacy_pb2, order_pb2
 
-import serdes  # noqa: E402
-from registry_http import FailingRegistry  # noqa: E402
-from serdes.avro import AvroDeserializer, AvroSerializer  # noqa: E402
-from serdes.json import JSONDeserializer, JSONSerializer  # noqa: E402
-from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError  # noqa: E402
-from serdes_test import legacy_pb2, order_pb2  # noqa: E402
+from tests.support.registry_http import FailingRegistry
 
 FORMATS = ("avro", "protobuf", "json")
 

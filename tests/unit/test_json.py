@@ -25,7 +25,8 @@ from hypothesis import strategies as st
 
 import serdes
 from serdes.json import JSONDeserializer, JSONSerializer, compile_validator
-from tests.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA, STANDARD_DOC, STANDARD_SCHEMA
+
+from tests.support.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA, STANDARD_DOC, STANDARD_SCHEMA
 
 STANDARD = json.dumps(STANDARD_SCHEMA)
 COMPLEX = json.dumps(COMPLEX_SCHEMA)

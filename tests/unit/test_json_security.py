@@ -4,7 +4,7 @@ validation verdicts where serdes deliberately differs from confluent-kafka (issu
 ``$ref`` never leaves the schema and its registry references (a loopback server that must see no
 request, a FIFO that must not be opened), values are depth-bounded before validation, the Python
 fallback's regexes run within a time budget. Bombs run in a child under RLIMIT_AS and a timeout
-(tests/isolated.py); the tests assert the error class and the limit, never a duration.
+(tests/support/isolated.py); the tests assert the error class and the limit, never a duration.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from serdes.json import JSONDeserializer, JSONSerializer, compile_validator
 from serdes.json._depth import exceeds_depth, schema_needs_depth_check
 from serdes.json._pyfallback import is_multiple_of
 from serdes._limits import Limits
-from tests.isolated import CHILD_PRELUDE, run_bounded
-from tests.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA
+
+from tests.support.isolated import CHILD_PRELUDE, run_bounded
+from tests.support.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA
 
 CTX = SerializationContext("t", MessageField.VALUE)
 RECURSIVE = {"$ref": "#/$defs/n", "$defs": {"n": {"type": "object", "properties": {"c": {"$ref": "#/$defs/n"}}}}}

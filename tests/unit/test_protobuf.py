@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import sys
 import uuid
 from pathlib import Path
 
@@ -11,22 +10,20 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
-
-from confluent_kafka.schema_registry import (  # noqa: E402
+from confluent_kafka.schema_registry import (
     Schema,
     SchemaRegistryClient,
     SchemaReference,
     header_schema_id_serializer,
     prefix_schema_id_deserializer,
 )
-from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as ConfluentDeserializer  # noqa: E402
-from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentSerializer  # noqa: E402
-from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError  # noqa: E402
-from google.protobuf import descriptor_pb2, json_format, timestamp_pb2  # noqa: E402
-from serdes_test import common_pb2, legacy_pb2, order_pb2  # noqa: E402
+from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as ConfluentDeserializer
+from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentSerializer
+from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
+from google.protobuf import descriptor_pb2, json_format, timestamp_pb2
+from serdes_test import common_pb2, legacy_pb2, order_pb2
 
-from serdes import (  # noqa: E402
+from serdes import (
     CorruptPayloadError,
     InvalidMagicByteError,
     SchemaMismatchError,
@@ -35,8 +32,8 @@ from serdes import (  # noqa: E402
     UnknownSchemaError,
     ValidationError,
 )
-from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError  # noqa: E402
-from serdes.protobuf._schemas import index_path, schema_to_file_proto  # noqa: E402
+from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError
+from serdes.protobuf._schemas import index_path, schema_to_file_proto
 
 TOPIC = "orders"
 CTX = SerializationContext(TOPIC, MessageField.VALUE)

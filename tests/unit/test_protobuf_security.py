@@ -2,7 +2,7 @@
 
 Reference names never become file paths, protoc's crashes stay in its child process, nesting and
 the reference graph are bounded. Bombs run in a child under RLIMIT_AS and a timeout
-(tests/isolated.py); the tests assert the error class and the limit, never a duration.
+(tests/support/isolated.py); the tests assert the error class and the limit, never a duration.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from serdes import SchemaMismatchError
 from serdes.protobuf import ProtobufDeserializer
 from serdes.protobuf._names import check_import_name
 from serdes.protobuf._schemas import build_pool
-from tests.isolated import CHILD_PRELUDE, run_bounded
+
+from tests.support.isolated import CHILD_PRELUDE, run_bounded
 
 CTX = SerializationContext("t", MessageField.VALUE)
 LEAF = 'syntax = "proto3";\npackage leaf;\nmessage Leaf { string s = 1; }\n'

@@ -199,10 +199,6 @@ def test_json_first_call_later_call_and_confluent_agree(json_world, inner):
 
 
 def test_protobuf_required_field_first_and_later_call_refused_like_confluent():
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
     from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentProtobufSerializer
     from serdes_test import legacy_pb2
 

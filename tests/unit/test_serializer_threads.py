@@ -13,20 +13,17 @@ import json
 import sys
 import threading
 import uuid
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "protos"))
-
-from serdes import parse_frame  # noqa: E402
-from serdes.avro import AvroSerializer  # noqa: E402
-from serdes.json import JSONSerializer  # noqa: E402
-from serdes.protobuf import ProtobufSerializer  # noqa: E402
-from serdes_test import legacy_pb2  # noqa: E402
+from serdes import parse_frame
+from serdes.avro import AvroSerializer
+from serdes.json import JSONSerializer
+from serdes.protobuf import ProtobufSerializer
+from serdes_test import legacy_pb2
 
 THREADS = 8
 TOPICS = [f"topic-{i}" for i in range(6)]

@@ -1,4 +1,4 @@
-"""Hypothesis strategies (no tests here): random Avro schemas, matching records, evolved reader schemas.
+"""Hypothesis strategies: random Avro schemas, matching records, evolved reader schemas.
 
 Bounded on purpose (depth, field counts, collection sizes) so a differential run stays fast.
 """

@@ -16,7 +16,10 @@ import textwrap
 from pathlib import Path
 from typing import Any, Dict
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
+#: the child's import roots, as pytest's ``pythonpath`` (pyproject.toml): the checkout (``serdes``,
+#: ``tests.support``) and the generated ``serdes_test`` protos
+CHILD_PATH = [ROOT, ROOT / "tests" / "protos"]
 
 #: address space of the child: the interpreter with serdes, confluent-kafka, protobuf and
 #: jsonschema-rs imported needs a few hundred MiB; a bomb needs far more
@@ -32,7 +35,7 @@ def run_bounded(code: str, memory: int = CHILD_MEMORY, timeout: float = CHILD_TI
     def limit() -> None:  # runs in the child before exec
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*map(str, CHILD_PATH), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout,
         preexec_fn=limit, env=env, cwd=str(ROOT),

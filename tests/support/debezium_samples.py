@@ -252,7 +252,7 @@ def history() -> Tuple[List[Tuple[Optional[dict], Optional[dict]]], Dict[str, in
 
 
 def to_proto(env: Optional[dict]):
-    """The same event as a ``dbserver1.public.accounts.Envelope`` message (tests/protos on path)."""
+    """The same event as a ``dbserver1.public.accounts.Envelope`` message (``serdes_test`` from tests/protos, on pytest's pythonpath)."""
     if env is None:
         return None
     from serdes_test.dbz_accounts_pb2 import Envelope

@@ -1,0 +1,1 @@
+"""cluster tests (see tests/__init__.py)."""

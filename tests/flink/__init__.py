@@ -1,0 +1,1 @@
+"""flink tests (see tests/__init__.py)."""

@@ -1,0 +1,1 @@
+"""unit tests (see tests/__init__.py)."""

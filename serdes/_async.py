@@ -25,11 +25,14 @@ the view never serves a stale ``latest`` version to a later miss.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 from confluent_kafka.serialization import SerializationContext
 
 from ._errors import RegistryUnavailableError
+
+if TYPE_CHECKING:  # _serde's classes are the engines; only their types are needed here
+    from ._serde import FastSerializer
 
 __all__ = ["AsyncRegistryView", "AsyncSerdeMixin", "resolve"]
 
@@ -164,7 +167,7 @@ class AsyncSerdeMixin:
         names = _parameters(self._engine_class)
         if len(args) > len(names):
             raise TypeError(f"{type(self).__name__}() takes at most {len(names)} positional arguments")
-        bound: Dict[str, Any] = dict(zip(names, args))
+        bound: Dict[str, Any] = dict(zip(names, args, strict=False))  # len(args) checked above
         for k, v in kwargs.items():
             if k in bound:
                 raise TypeError(f"{type(self).__name__}() got multiple values for argument {k!r}")
@@ -206,7 +209,9 @@ def _confluent_async_base(cls: type) -> type:
 class AsyncSerializerMixin(AsyncSerdeMixin):
     """``await ser(obj, ctx)``: the engine's cached encoder on a hit, registry awaits on a miss."""
 
-    async def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:  # type: ignore[override]
+    _engine: FastSerializer
+
+    async def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
         try:
             return self._engine(obj, ctx)
         except _NeedsRegistry:
@@ -227,7 +232,7 @@ class AsyncSerializerMixin(AsyncSerdeMixin):
 class AsyncDeserializerMixin(AsyncSerdeMixin):
     """``await deser(data, ctx)``: the engine's cached decoder on a hit, registry awaits on a miss."""
 
-    async def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:  # type: ignore[override]
+    async def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
         try:
             return self._engine(data, ctx)
         except _NeedsRegistry:

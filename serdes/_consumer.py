@@ -24,7 +24,7 @@ that only the failing records carry errors.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable, Generator, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Generator, List, Optional, Sequence, Tuple
 
 from confluent_kafka import DeserializingConsumer as _ConfluentDeserializingConsumer
 from confluent_kafka import KafkaError
@@ -33,6 +33,9 @@ from confluent_kafka.error import KeyDeserializationError, ValueDeserializationE
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from ._errors import SerdesError
+
+if TYPE_CHECKING:
+    from confluent_kafka import Message
 
 __all__ = ["DeserializingConsumer", "AsyncDeserializingConsumer", "UndecodableMessage", "DeserializationKafkaError"]
 
@@ -46,7 +49,7 @@ class DeserializationKafkaError(KafkaError):
     raw message.
     """
 
-    exception: BaseException
+    exception: Exception
     kafka_message: Any
 
     def to_exception(self) -> Exception:
@@ -55,7 +58,7 @@ class DeserializationKafkaError(KafkaError):
         return cls(exception=self.exception, kafka_message=self.kafka_message)
 
 
-def _failure(code: int, exc: BaseException, msg: Any) -> DeserializationKafkaError:
+def _failure(code: int, exc: Exception, msg: Any) -> DeserializationKafkaError:
     if isinstance(exc, SerdesError):
         exc.at(topic=msg.topic(), partition=msg.partition(), offset=msg.offset())
     err = DeserializationKafkaError(code, f"{type(exc).__name__}: {exc}")
@@ -70,7 +73,7 @@ class UndecodableMessage:
     __slots__ = ("message", "_error")
 
     def __init__(self, message: Any, error: DeserializationKafkaError) -> None:
-        self.message = message  # the raw confluent_kafka Message (e.g. to produce to a dead-letter topic)
+        self.message: Message[Any, Any] = message  # the raw confluent_kafka Message (e.g. to produce to a dead-letter topic)
         self._error = error
 
     def error(self) -> DeserializationKafkaError:
@@ -139,7 +142,7 @@ class DeserializingConsumer(_ConfluentDeserializingConsumer):
     :class:`DeserializationKafkaError` carrying the typed error (see :mod:`serdes._consumer`).
     """
 
-    def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:  # type: ignore[override]
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:
         """Consume up to ``num_messages`` and decode them; a record that fails carries its error."""
         msgs = _RawConsumer.consume(self, num_messages, timeout)
         return _decode_batch(msgs, self._key_deserializer, self._value_deserializer)
@@ -202,7 +205,8 @@ def _decode_batch(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any
                 reply = (False, e)
             fn, args = plan.send(reply)
     except StopIteration as stop:
-        return stop.value
+        decoded: List[Any] = stop.value  # _plan's return value
+        return decoded
 
 
 async def _decode_batch_async(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any]:
@@ -219,12 +223,13 @@ async def _decode_batch_async(msgs: List[Any], key_deser: Any, value_deser: Any)
                 reply = (False, e)
             fn, args = plan.send(reply)
     except StopIteration as stop:
-        return stop.value
+        decoded: List[Any] = stop.value  # _plan's return value
+        return decoded
 
 
 def _assemble(msgs: List[Any], keys: List[Any], values: List[Any], failed: List[Any]) -> List[Any]:
     result: List[Any] = []
-    for m, k, v, f in zip(msgs, keys, values, failed):
+    for m, k, v, f in zip(msgs, keys, values, failed, strict=False):
         if m.error() is not None:
             result.append(m)
         elif f is not None:
@@ -240,19 +245,19 @@ try:
     from confluent_kafka.aio import AIOConsumer as _AIOConsumer
     from confluent_kafka.aio import AsyncDeserializingConsumer as _ConfluentAsyncDeserializingConsumer
 except ImportError:  # pragma: no cover - confluent-kafka without asyncio support
-    _ConfluentAsyncDeserializingConsumer = None  # type: ignore[assignment,misc]
+    _ConfluentAsyncDeserializingConsumer = None  # type: ignore[misc]
 
 
 if _ConfluentAsyncDeserializingConsumer is not None:
 
-    class AsyncDeserializingConsumer(_ConfluentAsyncDeserializingConsumer):  # type: ignore[no-redef]
+    class AsyncDeserializingConsumer(_ConfluentAsyncDeserializingConsumer):
         """confluent-kafka's ``confluent_kafka.aio.AsyncDeserializingConsumer`` (``consumer = await
         AsyncDeserializingConsumer(conf)``, ``poll`` unchanged) whose ``await consume(n, timeout)``
         returns every message: an undecodable one as :class:`UndecodableMessage` instead of raising
         for the whole batch. Deserializers may be asyncio (``AsyncAvroDeserializer``, ...) or sync.
         """
 
-        async def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:  # type: ignore[override]
+        async def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:
             """Consume up to ``num_messages`` and decode them; a record that fails carries its error."""
             msgs = await _AIOConsumer.consume(self, num_messages, timeout)
             return await _decode_batch_async(msgs, self._key_deserializer, self._value_deserializer)

@@ -30,7 +30,7 @@ encoder call -> ``ValidationError``. The cache lookup and miss (:meth:`FastDeser
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, cast
 
 from confluent_kafka.schema_registry import (
     Schema,
@@ -60,7 +60,6 @@ from ._wire import (
     MAGIC_ID,
     Frame,
     find_schema_id_header,
-    frame_prefix,
     parse_frame,
     parse_header_value,
     schema_id_header_name,
@@ -228,12 +227,14 @@ class FastDeserializer:
         conf = self._conf
         if conf.strategy_accepts_client:
             # record-based strategies that ask the registry (confluent-kafka >= 2.14)
-            return registry_call(
+            asked: Optional[str] = registry_call(
                 "resolving the subject name",
                 lambda: conf.subject_name_func(ctx, record_name, self._registry, conf.subject_name_conf),  # type: ignore[attr-defined]
                 RecordLocation.from_ctx(ctx),
             )
-        return conf.subject_name_func(ctx, record_name)
+            return asked
+        subject: Optional[str] = conf.subject_name_func(ctx, record_name)
+        return subject
 
     def _record_name(self, writer: Schema) -> Optional[str]:
         """The record/message name a record-based subject strategy needs (format specific)."""
@@ -255,7 +256,7 @@ class FastDeserializer:
         try:
             dec = self._compile_for(writer, frame, ctx, key, header_value, loc)
         except SerdesError as e:
-            raise _located(e, ctx)
+            raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
         except Exception as e:
             # compiling a decoder reads nothing but schemas (registry requests are typed above)
             raise SchemaMismatchError(
@@ -382,7 +383,7 @@ class FastSerializer:
                     try:
                         return enc(obj, ctx)
                     except SerdesError as e:
-                        raise _located(e, ctx)
+                        raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
         key = (ctx.topic, ctx.field) if ctx is not None else None
         enc = self._encoders.get(key)
         if enc is None:
@@ -390,7 +391,7 @@ class FastSerializer:
         try:
             return enc(obj, ctx)
         except SerdesError as e:
-            raise _located(e, ctx)
+            raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
 
     def serialize_batch(self, objs: Iterable[Any], ctx: Optional[SerializationContext] = None) -> List[Optional[bytes]]:
         """Encode a list of values for one ``(topic, field)``."""
@@ -422,13 +423,14 @@ class FastSerializer:
 
     def _schema_to_register(self, ctx: SerializationContext, loc: RecordLocation) -> Optional[Schema]:
         """The schema registered / looked up under the subject (Protobuf adds its references)."""
-        return self._conf.schema
+        schema: Optional[Schema] = self._conf.schema
+        return schema
 
     def _message_indexes(self) -> Optional[List[int]]:
         return None
 
     def _first(self, obj: Any, ctx: Optional[SerializationContext], key: Any) -> Optional[bytes]:
-        enc = self._resolve_encoder(ctx)
+        enc: Optional[Callable[[Any, Optional[SerializationContext]], Optional[bytes]]] = self._resolve_encoder(ctx)
         if enc is None:
             # no context (confluent-kafka then writes with whatever id its instance last saw), a
             # serializer without a schema of its own, or data-contract rules: confluent-kafka's
@@ -438,7 +440,7 @@ class FastSerializer:
         try:
             return enc(obj, ctx)
         except SerdesError as e:
-            raise _located(e, ctx)
+            raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
 
     def _resolve_encoder(self, ctx: Optional[SerializationContext]) -> Optional[Encoder]:
         """The encoder for ``ctx``'s (topic, field), or ``None`` when confluent-kafka's call must
@@ -497,7 +499,9 @@ class FastSerializer:
                     f"header framing needs a schema GUID and the registry gave none for subject {subject!r}", loc
                 )
             return _headered(schema_id_header_name(ctx.field == MessageField.KEY), sid.guid_to_bytes(), encode)
-        return _custom_framed(self._conf.schema_id_serializer, sid, encode)
+        # framing "custom" means a user's schema.id.serializer is set
+        framer = cast(Callable[[bytes, Any, Any], bytes], self._conf.schema_id_serializer)
+        return _custom_framed(framer, sid, encode)
 
     def _compile_encoder(self, prefix: bytes, written_with: Optional[Schema], loc: RecordLocation) -> Encoder:
         try:
@@ -533,7 +537,7 @@ class FastSerializer:
         try:
             return self._confluent_call(obj, ctx)
         except SerdesError as e:
-            raise _located(e, ctx)
+            raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
         except Exception as e:
             loc = RecordLocation.from_ctx(ctx)
             typed = classify_registry_error("serializing with confluent-kafka's serializer", e, loc)

@@ -123,7 +123,8 @@ def _is_repeated(fd: Any) -> bool:
     rep = getattr(fd, "is_repeated", None)
     if rep is not None:
         return bool(rep)
-    return fd.label == fd.LABEL_REPEATED
+    repeated: bool = fd.label == fd.LABEL_REPEATED
+    return repeated
 
 
 def _field_value(fd: Any, value: Any, depth: int) -> Any:
@@ -270,5 +271,6 @@ class ChangeParser:
                 field = MessageField.KEY
                 key = key_deserializer(key, SerializationContext(topic, field, headers))
         except SerdesError as err:
-            raise err.at(topic=topic, partition=msg.partition(), offset=msg.offset(), field=field)
+            # the same exception re-raised with its location filled in: no new cause to chain
+            raise err.at(topic=topic, partition=msg.partition(), offset=msg.offset(), field=field)  # noqa: B904
         return self.parse(value, key, location)

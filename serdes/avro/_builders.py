@@ -24,7 +24,7 @@ __all__ = ["AvroSerializerBuilder", "AvroDeserializerBuilder", "AsyncAvroSeriali
 class AvroSerializerBuilder(_ConfluentAvroSerializerBuilder):
     """confluent-kafka's ``AvroSerializerBuilder``; ``build`` gives a :class:`serdes.avro.AvroSerializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[AvroSerializer, Dict[str, Any]]:  # type: ignore[override]
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[AvroSerializer, Dict[str, Any]]:
         schema_str, to_dict, serializer_conf, rule_conf, rule_registry, serializer_init = builder_fields(
             self, "_schema_str", "_to_dict", "_serializer_conf", "_rule_conf", "_rule_registry", "_serializer_init",
         )
@@ -36,7 +36,7 @@ class AvroSerializerBuilder(_ConfluentAvroSerializerBuilder):
 class AvroDeserializerBuilder(_ConfluentAvroDeserializerBuilder):
     """confluent-kafka's ``AvroDeserializerBuilder``; ``build`` gives a :class:`serdes.avro.AvroDeserializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[AvroDeserializer, Dict[str, Any]]:  # type: ignore[override]
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[AvroDeserializer, Dict[str, Any]]:
         schema_str, from_dict, return_record_name, deserializer_conf, rule_conf, rule_registry, deserializer_init = builder_fields(
             self, "_schema_str", "_from_dict", "_return_record_name", "_deserializer_conf", "_rule_conf", "_rule_registry", "_deserializer_init",
         )

@@ -43,7 +43,8 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
         # only for records confluent-kafka writes itself (data-contract rules, no context); its
         # failures are typed by FastSerializer._delegated
-        return _ConfluentAvroSerializer.__call__(self, obj, ctx)
+        written: Optional[bytes] = _ConfluentAvroSerializer.__call__(self, obj, ctx)
+        return written
 
     def _schema_to_register(self, ctx: SerializationContext, loc: RecordLocation) -> Optional[Schema]:
         # the serializer's own schema is checked before anything is registered under the subject
@@ -51,7 +52,7 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
             try:
                 check_schema(self._parsed_schema, "serializer's", self._limits.max_schema_depth)
             except SchemaMismatchError as e:
-                raise e.at(topic=ctx.topic, field=ctx.field)
+                raise e.at(topic=ctx.topic, field=ctx.field)  # noqa: B904 - the same exception, located
         return super()._schema_to_register(ctx, loc)
 
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:

@@ -24,7 +24,7 @@ __all__ = ["JSONSerializerBuilder", "JSONDeserializerBuilder", "AsyncJSONSeriali
 class JSONSerializerBuilder(_ConfluentJSONSerializerBuilder):
     """confluent-kafka's ``JSONSerializerBuilder``; ``build`` gives a :class:`serdes.json.JSONSerializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONSerializer, Dict[str, Any]]:  # type: ignore[override]
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONSerializer, Dict[str, Any]]:
         schema_str, to_dict, serializer_conf, rule_conf, rule_registry, json_encode, serializer_init = builder_fields(
             self, "_schema_str", "_to_dict", "_serializer_conf", "_rule_conf", "_rule_registry", "_json_encode", "_serializer_init",
         )
@@ -37,7 +37,7 @@ class JSONSerializerBuilder(_ConfluentJSONSerializerBuilder):
 class JSONDeserializerBuilder(_ConfluentJSONDeserializerBuilder):
     """confluent-kafka's ``JSONDeserializerBuilder``; ``build`` gives a :class:`serdes.json.JSONDeserializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONDeserializer, Dict[str, Any]]:  # type: ignore[override]
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[JSONDeserializer, Dict[str, Any]]:
         schema_str, from_dict, deserializer_conf, rule_conf, rule_registry, json_decode, deserializer_init = builder_fields(
             self, "_schema_str", "_from_dict", "_deserializer_conf", "_rule_conf", "_rule_registry", "_json_decode", "_deserializer_init",
         )

@@ -32,7 +32,7 @@ class ValidatorCacheMixin:
     #: serdes.* limits from the conf (set before confluent-kafka's constructor runs)
     _limits: Limits = DEFAULT_LIMITS
 
-    def _get_parsed_schema(self, schema: Optional[Schema]) -> Any:  # type: ignore[override]
+    def _get_parsed_schema(self, schema: Optional[Schema]) -> Any:
         """confluent-kafka's ``_get_parsed_schema`` with serdes' reference resolution: bounded
         depth/count, cycles followed once, and a ``referencing.Registry`` that never fetches a
         ``$ref`` outside the schema and its references unless ``serdes.allow.remote.refs``."""
@@ -49,10 +49,10 @@ class ValidatorCacheMixin:
         cache.set(schema, (parsed, ref_registry))
         return parsed, ref_registry
 
-    def _get_validator(self, schema: Schema, parsed_schema: Any, registry: Any) -> CompiledValidator:  # type: ignore[override]
+    def _get_validator(self, schema: Schema, parsed_schema: Any, registry: Any) -> CompiledValidator:
         key = schema if schema is not None else id(parsed_schema)
         with self._validators_lock:
-            v = self._validators.get(key, None)
+            v: Optional[CompiledValidator] = self._validators.get(key, None)
         if v is not None:
             return v
         v = compile_validator(parsed_schema, registry, self._validator_backend, self._limits)

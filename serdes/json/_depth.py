@@ -12,7 +12,7 @@ schemas bound the validator's recursion by their own depth, and their values are
 
 from __future__ import annotations
 
-from typing import Any, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Set, Tuple
 from urllib.parse import unquote
 
 from .._errors import ValidationError
@@ -36,7 +36,7 @@ def exceeds_depth(value: Any, limit: int) -> bool:
         depth += 1
         if depth > limit:
             return True
-        nxt: list = []
+        nxt: List[Any] = []
         for node in level:
             for child in (node.values() if isinstance(node, dict) else node):
                 if isinstance(child, containers):
@@ -98,7 +98,7 @@ def schema_needs_depth_check(root: Any, references: Dict[str, Any], limit: int) 
 
     # iterative DFS: longest chain of schema objects, with cycle detection
     longest: Dict[int, int] = {}
-    on_path: set = set()
+    on_path: Set[int] = set()  # ids of the schema objects on the DFS path
     for start in [(d, name) for name, d in docs.items()]:
         if not isinstance(start[0], dict) or id(start[0]) in longest:
             continue
@@ -140,10 +140,10 @@ def schema_needs_depth_check(root: Any, references: Dict[str, Any], limit: int) 
 def uses_keywords(schemas: Iterable[Any], keywords: Iterable[str]) -> bool:
     """Whether every one of ``keywords`` is a key somewhere in ``schemas`` (iterative walk)."""
     wanted = set(keywords)
-    found: set = set()
+    found: Set[str] = set()
     level = list(schemas)
     while level and found != wanted:
-        nxt: list = []
+        nxt: List[Any] = []
         for node in level:
             if isinstance(node, dict):
                 found.update(wanted.intersection(node))

@@ -61,7 +61,7 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
         # which raises the typed error.
         self._inline: Dict[bytes, Tuple[Callable[[Any], bool], Any]] = {}
 
-    def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:  # type: ignore[override]
+    def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
         """Decode one framed record (same call as confluent-kafka's JSONDeserializer)."""
         if data is not None and (ctx is None or not ctx.headers):
             try:
@@ -168,7 +168,7 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
     def invalid(obj: Any, ctx: Optional[SerializationContext]) -> SerdesError:
         if validator.check(obj):  # pragma: no cover - only if jsonschema-rs could not read the value
             return None  # type: ignore[return-value]
-        err = validator.error(obj)
+        err: SerdesError = validator.error(obj)
         err.schema_id = schema_id
         return err.at(topic=getattr(ctx, "topic", None), field=getattr(ctx, "field", None))
 
@@ -208,7 +208,7 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
             try:
                 ok = unchecked(obj)
             except SerdesError as e:
-                raise located(e, ctx)
+                raise located(e, ctx)  # noqa: B904 - the same exception, located
             except Exception:
                 ok = False
             if not ok:
@@ -231,7 +231,7 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
         try:
             ok = is_valid(obj)
         except SerdesError as e:  # a limit of the Python fallback validator (regex budget)
-            raise located(e, ctx)
+            raise located(e, ctx)  # noqa: B904 - the same exception, located
         except Exception:
             ok = False
         if not ok:

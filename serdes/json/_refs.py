@@ -13,7 +13,7 @@ fetches it (its guard: public addresses only, no redirects); other schemes stay 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Set
 from urllib.parse import urlsplit
 
 from confluent_kafka.schema_registry import Schema
@@ -91,7 +91,7 @@ def resolve_references(schema: Schema, client: Any, limits: Limits = DEFAULT_LIM
     resources: Dict[str, Resource] = {}
     fetched = 0
 
-    def walk(s: Schema, visiting: set, depth: int) -> None:
+    def walk(s: Schema, visiting: Set[str], depth: int) -> None:
         nonlocal fetched
         for ref in s.references or []:
             if ref.subject is None or ref.version is None:

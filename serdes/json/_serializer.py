@@ -11,7 +11,7 @@ from confluent_kafka.schema_registry.json_schema import JSONSerializer as _Confl
 from confluent_kafka.serialization import SerializationContext
 
 from .._confluent import json_dumps
-from .._errors import RecordLocation, SchemaMismatchError, SerdesError, ValidationError
+from .._errors import RecordLocation, SerdesError, ValidationError
 from .._limits import split_limits_args
 from .._serde import Encoder, FastSerializer
 from ._common import ValidatorCacheMixin
@@ -75,7 +75,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         # less than the generic encoder. Anything else, or any failure, takes the generic path.
         self._inline: Dict[Any, Tuple[bytes, Callable[[Any], bool], bool]] = {}
 
-    def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:  # type: ignore[override]
+    def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
         """Encode one value with registry framing (same call as confluent-kafka's JSONSerializer)."""
         if ctx is not None and obj is not None:
             st = self._inline.get((ctx.topic, ctx.field))
@@ -141,11 +141,12 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
             where = non_finite_path(value)
             if where is not None:
                 raise _nan_error(where, RecordLocation.from_ctx(ctx))
-        return _ConfluentJSONSerializer.__call__(self, obj, ctx)
+        written: Optional[bytes] = _ConfluentJSONSerializer.__call__(self, obj, ctx)
+        return written
 
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
         if written_with is not None:
-            schema = written_with
+            schema: Optional[Schema] = written_with
             parsed, ref_registry = self._get_parsed_schema(written_with)
         else:
             schema = self._schema
@@ -206,7 +207,7 @@ def _make_encoder(
         except SerdesError as e:
             if e.schema_id is None:
                 e.schema_id = schema_id
-            raise e.at(topic=getattr(ctx, "topic", None), field=getattr(ctx, "field", None))
+            raise e.at(topic=getattr(ctx, "topic", None), field=getattr(ctx, "field", None))  # noqa: B904 - the same exception, located
 
     if not default_codec:
         return slow  # a user codec: keep every check explicit

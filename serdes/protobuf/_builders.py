@@ -33,7 +33,7 @@ def _require_type(builder: Any, what: str) -> None:
 class ProtobufSerializerBuilder(_ConfluentProtobufSerializerBuilder):
     """confluent-kafka's ``ProtobufSerializerBuilder``; ``build`` gives a :class:`serdes.protobuf.ProtobufSerializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufSerializer, Dict[str, Any]]:  # type: ignore[override]
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufSerializer, Dict[str, Any]]:
         _require_type(self, "serializer")
         msg_type, serializer_conf, rule_conf, rule_registry, serializer_init = builder_fields(
             self, "_msg_type", "_serializer_conf", "_rule_conf", "_rule_registry", "_serializer_init",
@@ -46,7 +46,7 @@ class ProtobufSerializerBuilder(_ConfluentProtobufSerializerBuilder):
 class ProtobufDeserializerBuilder(_ConfluentProtobufDeserializerBuilder):
     """confluent-kafka's ``ProtobufDeserializerBuilder``; ``build`` gives a :class:`serdes.protobuf.ProtobufDeserializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufDeserializer, Dict[str, Any]]:  # type: ignore[override]
+    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufDeserializer, Dict[str, Any]]:
         _require_type(self, "deserializer")
         msg_type, deserializer_conf, rule_conf, rule_registry, deserializer_init = builder_fields(
             self, "_msg_type", "_deserializer_conf", "_rule_conf", "_rule_registry", "_deserializer_init",

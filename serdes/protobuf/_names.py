@@ -48,4 +48,5 @@ def check_import_name(
     problem = _problem(name)
     if problem is not None:
         raise SchemaMismatchError(f"{what} name {name!r} {problem}; refusing it", location, schema_id)
-    return name
+    checked: str = name  # _problem found it a str
+    return checked

@@ -146,7 +146,7 @@ def test_registry_error_is_never_dead_lettered_or_skipped(on_error):
     spec, _, conv = _after_row(_specs()[0], "t", None)
     fn = DebeziumDecodeFunction(spec, None, conv, _metadata_spec(None), "retract", on_error=on_error)
     fn = pickle.loads(cloudpickle.dumps(fn))
-    fn.open(_RuntimeContext())
+    fn.open(RuntimeContext())
 
     def unauthorized(data, ctx):
         raise serdes.RegistryAuthError("fetching schema id 1: registry answered HTTP 401", http_status=401)

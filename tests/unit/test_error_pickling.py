@@ -33,7 +33,7 @@ def _walk() -> List[type]:
     found: Dict[str, type] = {}
     for info in pkgutil.walk_packages(serdes.__path__, "serdes."):
         name = info.name
-        if name.endswith("__main__") or (name.startswith("serdes.flink") and not HAVE_PYFLINK):
+        if name.endswith("__main__") or (name.startswith(("serdes.flink", "serdes.demo")) and not HAVE_PYFLINK):
             continue
         module = importlib.import_module(name)
         for _, obj in inspect.getmembers(module, inspect.isclass):

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import os
 import warnings
+from contextlib import contextmanager
 from types import ModuleType
-from typing import Optional
+from typing import Iterator, Optional
 
-__all__ = ["native", "NATIVE_ABI", "pure_python_reason", "implementation"]
+__all__ = ["native", "NATIVE_ABI", "pure_python_reason", "implementation", "active", "forced_pure"]
 
 #: the extension's ``abi_version()`` this Python code was written against
 NATIVE_ABI = 1
@@ -49,7 +50,31 @@ def _load() -> "tuple[Optional[ModuleType], Optional[str]]":
 
 native, pure_python_reason = _load()
 
+# forced_pure() depth: serdes objects built inside it use the pure-Python implementation
+_forced = 0
+
+
+def active() -> Optional[ModuleType]:
+    """The extension module for code being built now, or ``None`` for pure Python.
+
+    serdes asks this when it builds a decoder, encoder or dispatcher (never per record), so one
+    process can hold both implementations side by side -- the benchmarks' ``native`` and ``pure``
+    lanes and the tests that compare them."""
+    return None if _forced else native
+
+
+@contextmanager
+def forced_pure() -> Iterator[None]:
+    """Build pure-Python serdes objects inside the block, whatever is installed (tests, benchmarks).
+    Not thread-safe: meant for set-up code, not for concurrent construction."""
+    global _forced
+    _forced += 1
+    try:
+        yield
+    finally:
+        _forced -= 1
+
 
 def implementation() -> str:
-    """``"native"`` or ``"pure"``: which implementation this process runs."""
-    return "native" if native is not None else "pure"
+    """``"native"`` or ``"pure"``: which implementation this process builds."""
+    return "native" if active() is not None else "pure"

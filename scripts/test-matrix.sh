@@ -14,6 +14,9 @@
 # under ~/.cache/serdes/venvs/<leg>-<hash of python + requirements> and is built once (pip's wheel
 # cache makes a rebuild quick); SERDES_MATRIX_REFRESH=1 rebuilds it (e.g. to pick up a new release
 # for "newest"). serdes itself is not installed there: PYTHONPATH points at this checkout.
+# The legs also split the two implementations: "newest" runs the native extension when it is built
+# (PYTHONPATH holds this checkout's in-place build), "oldest" runs with SERDES_PURE_PYTHON=1, so the
+# whole unit suite passes on pure Python too (the format tests compare both in every leg anyway).
 # Tests that need PyFlink (tests/unit/test_flink_state_check.py, tests/flink/) skip here and run in
 # scripts/test.sh's environment.
 set -euo pipefail
@@ -104,9 +107,12 @@ for leg in "${legs[@]}"; do
 import importlib.metadata as m, importlib.util as u, sys
 assert u.find_spec("pyflink") is None, "pyflink must not be installed in the matrix"
 print(" ".join(f"{p}=={m.version(p)}" for p in ("protobuf", "confluent-kafka", "grpcio-tools", "fastavro")))')
-    echo "== [$leg] $versions (venv ready in $((t1 - t0))s)"
+    impl_env=()
+    [[ $leg == oldest ]] && impl_env=(SERDES_PURE_PYTHON=1)
+    impl=$(env "${impl_env[@]}" PYTHONPATH="$repo" "$dir/bin/python" -W ignore -c 'import serdes._native as n; print(n.implementation())')
+    echo "== [$leg] $versions, $impl implementation (venv ready in $((t1 - t0))s)"
     set +e
-    PYTHONPATH="$repo" "$dir/bin/python" -m pytest tests/unit -m "not integration" -q \
+    env "${impl_env[@]}" PYTHONPATH="$repo" "$dir/bin/python" -m pytest tests/unit -m "not integration" -q \
         -p no:cacheprovider --timeout="${SERDES_TEST_TIMEOUT:-900}" "$@"
     leg_rc=$?
     set -e

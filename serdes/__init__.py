@@ -8,6 +8,7 @@ asyncio form) is confluent-kafka's consumer with a ``consume(num_messages, timeo
 the batch and returns undecodable records with their typed error instead of raising.
 """
 
+from . import _exports
 from ._errors import (
     ConfluentAPIError,
     CorruptPayloadError,
@@ -66,4 +67,4 @@ __all__ = [
     "decode_message_indexes",
 ]
 
-__all__ = [n for n in __all__ if n in globals()]
+__all__ = _exports.defined(globals(), __all__)

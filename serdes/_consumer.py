@@ -148,27 +148,23 @@ class DeserializingConsumer(_ConfluentDeserializingConsumer):
         return _decode_batch(msgs, self._key_deserializer, self._value_deserializer)
 
 
-# One decoding plan for both consumers: a generator that yields each deserializer call as
-# ``(fn, args)`` and is sent back ``(True, result)`` or ``(False, exception)``; the sync consumer
-# calls, the asyncio one also awaits what a call returns. The plan itself never blocks.
+# a deserializer call: (fn, args)
 Call = Tuple[Callable[..., Any], Tuple[Any, ...]]
 Plan = Generator[Call, Tuple[bool, Any], List[Any]]
+_CODES = {MessageField.KEY: KafkaError._KEY_DESERIALIZATION, MessageField.VALUE: KafkaError._VALUE_DESERIALIZATION}
 
 
 def _plan(msgs: List[Any], key_deser: Any, value_deser: Any) -> Plan:
+    """One decoding plan for both consumers: a generator that yields each deserializer call as
+    ``(fn, args)`` and is sent back ``(True, result)`` or ``(False, exception)``; it returns the
+    batch. The plan itself never blocks: :func:`_decode_batch` calls, :func:`_decode_batch_async`
+    also awaits what a call returns."""
     failed: List[Optional[DeserializationKafkaError]] = [None] * len(msgs)
     keys: List[Any] = [m.key() if m.error() is None else None for m in msgs]
     values: List[Any] = [m.value() if m.error() is None else None for m in msgs]
     # keys before values, record by record (a key deserializer may stash state for the value one)
     if key_deser is not None:
-        for i, m in enumerate(msgs):
-            if m.error() is not None:
-                continue
-            ok, out = yield key_deser, (m.key(), SerializationContext(m.topic(), MessageField.KEY, m.headers()))
-            if ok:
-                keys[i] = out
-            else:
-                failed[i] = _failure(KafkaError._KEY_DESERIALIZATION, out, m)
+        yield from _one_by_one(msgs, key_deser, MessageField.KEY, keys, failed, [False] * len(msgs))
     if value_deser is not None:
         done = [False] * len(msgs)
         batch = getattr(value_deser, "deserialize_batch", None)
@@ -183,17 +179,27 @@ def _plan(msgs: List[Any], key_deser: Any, value_deser: Any) -> Plan:
                 values[start:end] = out
                 for i in range(start, end):
                     done[i] = True
-        for i, m in enumerate(msgs):
-            if done[i] or failed[i] is not None or m.error() is not None:
-                continue
-            ok, out = yield value_deser, (m.value(), SerializationContext(m.topic(), MessageField.VALUE, m.headers()))
-            if ok:
-                values[i] = out
-            else:
-                failed[i] = _failure(KafkaError._VALUE_DESERIALIZATION, out, m)
+        yield from _one_by_one(msgs, value_deser, MessageField.VALUE, values, failed, done)
     return _assemble(msgs, keys, values, failed)
 
 
+def _one_by_one(msgs: List[Any], deser: Any, field: MessageField, raw: List[Any], failed: List[Any],
+                done: List[bool]) -> Generator[Call, Tuple[bool, Any], None]:
+    """Decode ``raw[i]`` (message i's key or value) in place, or set ``failed[i]``, for every
+    message without a broker error, an earlier failure or a ``done`` decoding."""
+    for i, m in enumerate(msgs):
+        if done[i] or failed[i] is not None or m.error() is not None:
+            continue
+        ok, out = yield deser, (raw[i], SerializationContext(m.topic(), field, m.headers()))
+        if ok:
+            raw[i] = out
+        else:
+            failed[i] = _failure(_CODES[field], out, m)
+
+
+# The two drivers differ only in the await. They stay two loops on purpose: one shared driver
+# (an iterator wrapping the plan) costs a generator resume per deserializer call, measured 7-30%
+# slower on a 1000-record batch with a key deserializer.
 def _decode_batch(msgs: List[Any], key_deser: Any, value_deser: Any) -> List[Any]:
     plan = _plan(msgs, key_deser, value_deser)
     try:

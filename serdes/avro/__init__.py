@@ -6,11 +6,13 @@ their builders (sync and asyncio), and confluent-kafka's own schema helpers re-e
 
 from confluent_kafka.schema_registry import avro as _confluent
 
+from .. import _exports
+
 # confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_HELPERS = ('AvroMessage', 'AvroSchema', 'LocalSchemaRepository', 'get_inline_tags', 'get_type', 'parse_schema_with_repo', 'transform', 'validate_message')
-for _name in _HELPERS:
-    if hasattr(_confluent, _name):
-        globals()[_name] = getattr(_confluent, _name)
+_exports.reexport(globals(), _confluent, (
+    "AvroMessage", "AvroSchema", "LocalSchemaRepository", "get_inline_tags", "get_type",
+    "parse_schema_with_repo", "transform", "validate_message"
+))
 
 from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
@@ -46,4 +48,4 @@ __all__ = [
     "generated_source",
 ]
 
-__all__ = [n for n in __all__ if n in globals()]
+__all__ = _exports.defined(globals(), __all__)

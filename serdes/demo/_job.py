@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+from typing import Dict, List
 
 from pyflink.common import Types
 from pyflink.datastream import KeyedProcessFunction
@@ -40,58 +41,29 @@ def quiet_beam_gcs_warning() -> None:
         logger.addFilter(_DropBeamGcsWarning())
 
 
-ORDER_AVRO = json.dumps(
-    {
-        "type": "record",
-        "name": "Order",
-        "namespace": "serdes.demo",
-        "fields": [
-            {"name": "order_id", "type": "string"},
-            {"name": "customer", "type": "string"},
-            {"name": "amount_cents", "type": "long"},
-            {"name": "currency", "type": "string"},
-        ],
-    }
-)
-TOTAL_AVRO = json.dumps(
-    {
-        "type": "record",
-        "name": "CustomerTotal",
-        "namespace": "serdes.demo",
-        "fields": [
-            {"name": "customer", "type": "string"},
-            {"name": "count", "type": "long"},
-            {"name": "total_cents", "type": "long"},
-        ],
-    }
-)
-ORDER_JSON = json.dumps(
-    {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "title": "Order",
-        "type": "object",
-        "properties": {
-            "order_id": {"type": "string"},
-            "customer": {"type": "string"},
-            "amount_cents": {"type": "integer"},
-            "currency": {"type": "string"},
-        },
-        "required": ["order_id", "customer", "amount_cents"],
-    }
-)
-TOTAL_JSON = json.dumps(
-    {
-        "$schema": "http://json-schema.org/draft-07/schema#",
-        "title": "CustomerTotal",
-        "type": "object",
-        "properties": {
-            "customer": {"type": "string"},
-            "count": {"type": "integer"},
-            "total_cents": {"type": "integer"},
-        },
-        "required": ["customer", "count", "total_cents"],
-    }
-)
+def _avro_record(name: str, fields: Dict[str, str]) -> str:
+    """An Avro record schema of the demo's namespace: ``fields`` maps each field name to its type."""
+    return json.dumps({"type": "record", "name": name, "namespace": "serdes.demo",
+                       "fields": [{"name": field, "type": kind} for field, kind in fields.items()]})
+
+
+def _json_object(title: str, properties: Dict[str, str], required: List[str]) -> str:
+    """A JSON Schema (draft 7) object: ``properties`` maps each property name to its type."""
+    return json.dumps({"$schema": "http://json-schema.org/draft-07/schema#", "title": title, "type": "object",
+                       "properties": {name: {"type": kind} for name, kind in properties.items()},
+                       "required": required})
+
+
+# one record (Order) and its running total (CustomerTotal) per format; orders.proto has the Protobuf ones
+ORDER_AVRO = _avro_record(
+    "Order", {"order_id": "string", "customer": "string", "amount_cents": "long", "currency": "string"})
+TOTAL_AVRO = _avro_record("CustomerTotal", {"customer": "string", "count": "long", "total_cents": "long"})
+ORDER_JSON = _json_object(
+    "Order", {"order_id": "string", "customer": "string", "amount_cents": "integer", "currency": "string"},
+    required=["order_id", "customer", "amount_cents"])
+TOTAL_JSON = _json_object(
+    "CustomerTotal", {"customer": "string", "count": "integer", "total_cents": "integer"},
+    required=["customer", "count", "total_cents"])
 POISON = [b"\x07definitely not a registry frame", b"\x00\x00\x00"]
 
 

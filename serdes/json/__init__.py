@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from confluent_kafka.schema_registry import json_schema as _confluent
 
+from .. import _exports
+
 # confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_HELPERS = ('DEFAULT_SPEC', 'JsonMessage', 'JsonSchema', 'get_inline_tags', 'get_type', 'transform', 'validate_message')
-for _name in _HELPERS:
-    if hasattr(_confluent, _name):
-        globals()[_name] = getattr(_confluent, _name)
+_exports.reexport(globals(), _confluent, (
+    "DEFAULT_SPEC", "JsonMessage", "JsonSchema", "get_inline_tags", "get_type", "transform",
+    "validate_message"
+))
 
 from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
@@ -49,4 +51,4 @@ __all__ = [
     "validate_message",
 ]
 
-__all__ = [n for n in __all__ if n in globals()]
+__all__ = _exports.defined(globals(), __all__)

@@ -11,11 +11,13 @@ from typing import Any
 
 from confluent_kafka.schema_registry import protobuf as _confluent
 
+from .. import _exports
+
 # confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_HELPERS = ('decimal_to_protobuf', 'get_inline_tags', 'get_type', 'is_map_field', 'protobuf_to_decimal', 'protobuf_to_variant', 'transform', 'validate_message', 'variant_to_protobuf')
-for _name in _HELPERS:
-    if hasattr(_confluent, _name):
-        globals()[_name] = getattr(_confluent, _name)
+_exports.reexport(globals(), _confluent, (
+    "decimal_to_protobuf", "get_inline_tags", "get_type", "is_map_field", "protobuf_to_decimal",
+    "protobuf_to_variant", "transform", "validate_message", "variant_to_protobuf"
+))
 
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
@@ -68,4 +70,4 @@ def __getattr__(name: str) -> Any:
         return value
     raise AttributeError(f"module 'serdes.protobuf' has no attribute {name!r}")
 
-__all__ = [n for n in __all__ if n in globals() or n in _COMPAT_NAMES]
+__all__ = _exports.defined(globals(), __all__, lazy=_COMPAT_NAMES)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any, Coroutine, Dict, Tuple
-
 # confluent-kafka >= 2.16 (an ImportError before: the format package then has no builders, as there)
 from confluent_kafka.schema_registry.protobuf import (  # noqa: I001
     ProtobufSerializerBuilder as _ConfluentProtobufSerializerBuilder,
@@ -12,8 +10,7 @@ from confluent_kafka.schema_registry.protobuf import (  # noqa: I001
     AsyncProtobufDeserializerBuilder as _ConfluentAsyncProtobufDeserializerBuilder,
 )
 
-from .._builders import async_build_with, build_with
-from .._confluent import builder_fields, require
+from .._builders import CLIENT, AsyncSerdeBuilder, Construction, SerdeBuilder
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer
@@ -23,62 +20,43 @@ __all__ = [
     "AsyncProtobufSerializerBuilder", "AsyncProtobufDeserializerBuilder",
 ]
 
+# the (Async)ProtobufSerializer / (Async)ProtobufDeserializer constructor calls of confluent-kafka's
+# builders; a message type is required as there (the constructors themselves accept serdes' dynamic mode)
+_SERIALIZER = Construction(
+    ("_msg_type", CLIENT, "_serializer_conf", "_rule_conf", "_rule_registry"), "_serializer_init",
+    required={"_msg_type": "Protobuf serializer requires a message type; call set_message_type()"},
+)
+_DESERIALIZER = Construction(
+    ("_msg_type", "_deserializer_conf", CLIENT, "_rule_conf", "_rule_registry"), "_deserializer_init",
+    required={"_msg_type": "Protobuf deserializer requires a message type; call set_message_type()"},
+)
 
-def _require_type(builder: Any, what: str) -> None:
-    # as confluent-kafka's builders (the constructors themselves accept serdes' dynamic mode)
-    if require(builder, "_msg_type") is None:
-        raise ValueError(f"Protobuf {what} requires a message type; call set_message_type()")
 
-
-class ProtobufSerializerBuilder(_ConfluentProtobufSerializerBuilder):
+class ProtobufSerializerBuilder(SerdeBuilder[ProtobufSerializer], _ConfluentProtobufSerializerBuilder):
     """confluent-kafka's ``ProtobufSerializerBuilder``; ``build`` gives a :class:`serdes.protobuf.ProtobufSerializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufSerializer, Dict[str, Any]]:
-        _require_type(self, "serializer")
-        msg_type, serializer_conf, rule_conf, rule_registry, serializer_init = builder_fields(
-            self, "_msg_type", "_serializer_conf", "_rule_conf", "_rule_registry", "_serializer_init",
-        )
-        return build_with(self, lambda client: ProtobufSerializer(
-            msg_type, client, serializer_conf, rule_conf, rule_registry,
-        ), serializer_init, conf)
+    _serde, _construction = ProtobufSerializer, _SERIALIZER
 
 
-class ProtobufDeserializerBuilder(_ConfluentProtobufDeserializerBuilder):
+class ProtobufDeserializerBuilder(SerdeBuilder[ProtobufDeserializer], _ConfluentProtobufDeserializerBuilder):
     """confluent-kafka's ``ProtobufDeserializerBuilder``; ``build`` gives a :class:`serdes.protobuf.ProtobufDeserializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Tuple[ProtobufDeserializer, Dict[str, Any]]:
-        _require_type(self, "deserializer")
-        msg_type, deserializer_conf, rule_conf, rule_registry, deserializer_init = builder_fields(
-            self, "_msg_type", "_deserializer_conf", "_rule_conf", "_rule_registry", "_deserializer_init",
-        )
-        return build_with(self, lambda client: ProtobufDeserializer(
-            msg_type, deserializer_conf, client, rule_conf, rule_registry,
-        ), deserializer_init, conf)
+    _serde, _construction = ProtobufDeserializer, _DESERIALIZER
 
 
-class AsyncProtobufSerializerBuilder(_ConfluentAsyncProtobufSerializerBuilder):
+class AsyncProtobufSerializerBuilder(  # type: ignore[misc]
+    AsyncSerdeBuilder[AsyncProtobufSerializer], _ConfluentAsyncProtobufSerializerBuilder,
+):
     """confluent-kafka's ``AsyncProtobufSerializerBuilder``; ``await build(...)`` gives a
     :class:`serdes.protobuf.AsyncProtobufSerializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncProtobufSerializer, Dict[str, Any]]]:  # type: ignore[override]
-        _require_type(self, "serializer")
-        msg_type, serializer_conf, rule_conf, rule_registry, serializer_init = builder_fields(
-            self, "_msg_type", "_serializer_conf", "_rule_conf", "_rule_registry", "_serializer_init",
-        )
-        return async_build_with(self, lambda client: AsyncProtobufSerializer(
-            msg_type, client, serializer_conf, rule_conf, rule_registry,
-        ), serializer_init, conf)
+    _serde, _construction = AsyncProtobufSerializer, _SERIALIZER
 
 
-class AsyncProtobufDeserializerBuilder(_ConfluentAsyncProtobufDeserializerBuilder):
+class AsyncProtobufDeserializerBuilder(  # type: ignore[misc]
+    AsyncSerdeBuilder[AsyncProtobufDeserializer], _ConfluentAsyncProtobufDeserializerBuilder,
+):
     """confluent-kafka's ``AsyncProtobufDeserializerBuilder``; ``await build(...)`` gives a
     :class:`serdes.protobuf.AsyncProtobufDeserializer`."""
 
-    def build(self, conf: Dict[str, Any], is_key: bool) -> Coroutine[Any, Any, Tuple[AsyncProtobufDeserializer, Dict[str, Any]]]:  # type: ignore[override]
-        _require_type(self, "deserializer")
-        msg_type, deserializer_conf, rule_conf, rule_registry, deserializer_init = builder_fields(
-            self, "_msg_type", "_deserializer_conf", "_rule_conf", "_rule_registry", "_deserializer_init",
-        )
-        return async_build_with(self, lambda client: AsyncProtobufDeserializer(
-            msg_type, deserializer_conf, client, rule_conf, rule_registry,
-        ), deserializer_init, conf)
+    _serde, _construction = AsyncProtobufDeserializer, _DESERIALIZER

@@ -100,3 +100,31 @@ def test_async_plan_with_async_deserializer() -> None:
     out = asyncio.run(main())
     assert isinstance(out[3], serdes.UndecodableMessage)
     assert [m.value() for i, m in enumerate(out[:6]) if i != 3] == [{"n": i} for i in (0, 1, 2, 4, 5)]
+
+
+def test_sync_and_async_consumers_decode_a_batch_alike() -> None:
+    # one plan drives both consumers: a failing key (its record's value stays undecoded, the rest
+    # of its run is decoded record by record), a poison value and a broker event, each in place
+    client = SchemaRegistryClient.new_client({"url": f"mock://c-{uuid.uuid4().hex}"})
+
+    def key_de(data: bytes, ctx: Any) -> int:
+        if data == b"1":
+            raise ValueError("bad key")
+        return int(data)
+
+    def outcome(out: List[Any]) -> List[Any]:
+        return [(type(m).__name__, m.key(), m.value(), m.error() and m.error().code()) for m in out]
+
+    value_de = Counting(AvroDeserializer(client))
+    sync_out = outcome(_decode_batch(_messages(client, poison=True), key_de, value_de))
+    async_out = outcome(asyncio.run(_decode_batch_async(_messages(client, poison=True), key_de, value_de)))
+    assert sync_out == async_out
+    assert [row[0] for row in sync_out] == ["Message", "UndecodableMessage", "Message", "UndecodableMessage",
+                                            "Message", "Message", "Message"]
+    assert sync_out[1][1:] == (b"1", _messages(client, poison=True)[1].value(), KafkaError._KEY_DESERIALIZATION)
+    assert sync_out[3][3] == KafkaError._VALUE_DESERIALIZATION
+    assert [row[2] for i, row in enumerate(sync_out[:6]) if i not in (1, 3)] == [{"n": i} for i in (0, 2, 4, 5)]
+    # an undecodable record keeps its raw key and value, even where the key alone decoded
+    assert [row[1] for i, row in enumerate(sync_out[:6]) if i != 1] == [0, 2, b"3", 4, 5]
+    # the run holding the failed key is not batch-decoded: every other value decoded alone, twice
+    assert (value_de.batches, value_de.singles) == (0, 2 * 5)

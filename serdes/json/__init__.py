@@ -9,12 +9,6 @@ from __future__ import annotations
 
 from confluent_kafka.schema_registry import json_schema as _confluent
 
-# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_HELPERS = ('DEFAULT_SPEC', 'JsonMessage', 'JsonSchema', 'get_inline_tags', 'get_type', 'transform', 'validate_message')
-for _name in _HELPERS:
-    if hasattr(_confluent, _name):
-        globals()[_name] = getattr(_confluent, _name)
-
 from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
     from ._builders import (
@@ -28,6 +22,12 @@ except ImportError:  # pragma: no cover - older confluent-kafka
 from ._deserializer import JSONDeserializer
 from ._serializer import JSONSerializer
 from ._validator import CompiledValidator, compile_validator
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_HELPERS = ('DEFAULT_SPEC', 'JsonMessage', 'JsonSchema', 'get_inline_tags', 'get_type', 'transform', 'validate_message')
+for _name in _HELPERS:
+    if hasattr(_confluent, _name):
+        globals()[_name] = getattr(_confluent, _name)
 
 __all__ = [
     "JSONSerializer",

@@ -3,7 +3,8 @@
 import pytest
 
 from serdes.testing import MissingToolError, _backends, _maven
-from serdes.testing._servers import LocalKafka, LocalRegistry, _kafka_uuid, free_port
+from serdes.testing import LocalKafka, LocalRegistry, free_port
+from serdes.testing._kafka import _kafka_uuid
 
 
 @pytest.fixture

@@ -9,13 +9,12 @@ from __future__ import annotations
 import datetime as _dt
 import os
 import platform
-import statistics
 import subprocess
 import sys
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 from .lanes import BATCH_LANES, FORMATS, LANES, SERDES_LANES, Group
-from .timing import lane_stats
+from .timing import lane_stats, paired, ratio
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_OUT_DIR = os.path.join(REPO_ROOT, "benchmarks", "results")
@@ -147,20 +146,6 @@ def environment() -> Dict[str, Any]:
 
 
 # -- results ---------------------------------------------------------------------------------------
-def _ratio(a: Dict[str, Any], b: Dict[str, Any], key: str = "median_ns") -> Optional[float]:
-    if a.get(key) and b.get(key):
-        return float(a[key] / b[key])
-    return None
-
-
-def _paired(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[Dict[str, float]]:
-    sa, sb = a.get("samples_ns") or [], b.get("samples_ns") or []
-    if sa and len(sa) == len(sb):
-        rs = [x / y for x, y in zip(sa, sb)]
-        return {"median": statistics.median(rs), "min": min(rs), "max": max(rs)}
-    return None
-
-
 #: the ratios of a codec group: name -> (numerator lane, denominator lane)
 CODEC_RATIOS = {
     "native/confluent": ("native", "confluent"),
@@ -184,9 +169,9 @@ def derive(entry: Dict[str, Any]) -> Dict[str, Any]:
     pairs = BATCH_RATIOS if entry.get("kind") == "batch" else CODEC_RATIOS
     ratios: Dict[str, Any] = {}
     for name, (a, b) in pairs.items():
-        ratios[name] = _ratio(la[a], la[b])
-        ratios["cpu_" + name] = _ratio(la[a], la[b], "cpu_median_ns")
-        ratios["paired_" + name] = _paired(la[a], la[b])
+        ratios[name] = ratio(la[a], la[b])
+        ratios["cpu_" + name] = ratio(la[a], la[b], "cpu_median_ns")
+        ratios["paired_" + name] = paired(la[a], la[b])
     if entry.get("kind") == "batch":
         targets = {"native batch/record": _target(BATCH_TARGET)}
     else:
@@ -398,7 +383,7 @@ def plot(report: Dict[str, Any], path: str) -> None:
     fig, axes = plt.subplots(len(fmts), 1, figsize=(12, 3.6 * len(fmts)), squeeze=False)
     colors = {"native": "#264653", "pure": "#2a9d8f", "confluent": "#e76f51", "floor": "#8d99ae"}
     width = 0.2
-    for ax, fmt in zip(axes[:, 0], fmts):
+    for ax, fmt in zip(axes[:, 0], fmts, strict=True):
         groups = [g for g in codec if g["format"] == fmt]
         labels = [f"{g['size']}\n{g['direction']}" for g in groups]
         for k, name in enumerate(LANES):

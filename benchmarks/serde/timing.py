@@ -171,22 +171,18 @@ def lane_stats(lane: Lane) -> Dict[str, Any]:
     return d
 
 
-def ratio(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[float]:
-    """Median of ``a`` / median of ``b`` (ns/record, same run), or None when either is missing."""
-    if a.get("median_ns") and b.get("median_ns"):
-        return float(a["median_ns"] / b["median_ns"])
+def ratio(a: Dict[str, Any], b: Dict[str, Any], key: str = "median_ns") -> Optional[float]:
+    """Median of lane ``a`` / median of lane ``b`` (their :func:`lane_stats`, same run; ``key``
+    ``cpu_median_ns`` for the CPU-time ratio), or None when either is missing."""
+    if a.get(key) and b.get(key):
+        return float(a[key] / b[key])
     return None
 
 
-def cpu_ratio(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[float]:
-    if a.get("cpu_median_ns") and b.get("cpu_median_ns"):
-        return float(a["cpu_median_ns"] / b["cpu_median_ns"])
-    return None
-
-
-def paired(a: Lane, b: Lane) -> Optional[Dict[str, float]]:
+def paired(a: Dict[str, Any], b: Dict[str, Any]) -> Optional[Dict[str, float]]:
     """Median, min and max of the repeat-by-repeat ratios a/b (same repeat, adjacent slices)."""
-    if a.samples_ns and b.samples_ns and len(a.samples_ns) == len(b.samples_ns):
-        rs = [x / y for x, y in zip(a.samples_ns, b.samples_ns)]
+    sa, sb = a.get("samples_ns") or [], b.get("samples_ns") or []
+    if sa and len(sa) == len(sb):
+        rs = [x / y for x, y in zip(sa, sb, strict=True)]
         return {"median": statistics.median(rs), "min": min(rs), "max": max(rs)}
     return None

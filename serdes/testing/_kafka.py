@@ -41,6 +41,15 @@ def _kafka_uuid(u: uuid.UUID) -> str:
     return base64.urlsafe_b64encode(u.bytes).decode().rstrip("=")
 
 
+def _new_cluster_uuid() -> uuid.UUID:
+    """A random cluster id whose text does not start with "-" (as Kafka's ``Uuid.randomUuid``
+    ensures: a command-line tool would read such an id as an option)."""
+    while True:
+        u = uuid.uuid4()
+        if not _kafka_uuid(u).startswith("-"):
+            return u
+
+
 class LocalKafka(JavaServer):
     """Single-node KRaft Kafka (combined broker + controller) on 127.0.0.1."""
 
@@ -60,7 +69,7 @@ class LocalKafka(JavaServer):
         super().__init__(port, version=version, workdir=workdir, start_timeout=start_timeout, heap=heap,
                          extra_properties=extra_properties)
         self.controller_port: int | None = None
-        self.cluster_id = uuid.uuid4()
+        self.cluster_id = _new_cluster_uuid()
 
     def _forget_ports(self) -> None:
         self.port = self.controller_port = None
@@ -129,8 +138,9 @@ class LocalKafka(JavaServer):
     def _format_storage(self) -> None:
         """Format the log directory once; a restart (stop/start) keeps topics and ports."""
         fmt = subprocess.run(
-            self._java("kafka.tools.StorageTool", "format", "-t", _kafka_uuid(self.cluster_id),
-                       "-c", str(self.properties_file), "--standalone"),
+            # --cluster-id=...: one argument even if a caller's id starts with "-"
+            self._java("kafka.tools.StorageTool", "format", f"--cluster-id={_kafka_uuid(self.cluster_id)}",
+                       "--config", str(self.properties_file), "--standalone"),
             cwd=self.workdir,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

@@ -106,7 +106,12 @@ def run_children(lanes: Sequence[str], records: int, seed: int, log: Callable[[s
                    "--records", str(records), "--seed", str(seed)]
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
             t0 = time.perf_counter()
-            proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+            try:
+                proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:  # a loaded machine and tracemalloc: report it, keep the run
+                results.append({"lane": impl, "mode": mode, "records": records,
+                                "error": f"child did not finish in {timeout:.0f}s"})
+                continue
             lines = proc.stdout.strip().splitlines()
             if proc.returncode != 0 or not lines:
                 results.append({"lane": impl, "mode": mode, "records": records,

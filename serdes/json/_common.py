@@ -49,7 +49,9 @@ class ValidatorCacheMixin:
         cache.set(schema, (parsed, ref_registry))
         return parsed, ref_registry
 
-    def _get_validator(self, schema: Schema, parsed_schema: Any, registry: Any) -> CompiledValidator:
+    # -> Any, not CompiledValidator: confluent-kafka declares jsonschema's Validator here, which a
+    # CompiledValidator is not (it has only the .validate its callers use)
+    def _get_validator(self, schema: Schema, parsed_schema: Any, registry: Any) -> Any:
         key = schema if schema is not None else id(parsed_schema)
         with self._validators_lock:
             v: Optional[CompiledValidator] = self._validators.get(key, None)

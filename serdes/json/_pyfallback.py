@@ -52,7 +52,7 @@ def pattern_size(pattern: str, limit: int = MAX_PATTERN_SIZE) -> int:
     try:
         from re import _parser as sre_parse  # type: ignore[attr-defined]
     except ImportError:  # pragma: no cover - Python < 3.11
-        import sre_parse  # type: ignore[no-redef]
+        import sre_parse  # type: ignore[no-redef, unused-ignore]  # mypy's target version decides
     c = sre_parse
 
     def size(items: Any) -> int:
@@ -108,7 +108,7 @@ def precompile_patterns(schemas: Any) -> None:
     not schemas and are skipped."""
     level = list(schemas)
     while level:
-        nxt: list = []
+        nxt: list[Any] = []
         for node in level:
             if isinstance(node, dict):
                 if isinstance(node.get("pattern"), str):
@@ -165,7 +165,9 @@ def is_multiple_of(instance: Any, divisor: Any) -> bool:
 def bounded_validator_class(cls: Any) -> Any:
     """``cls`` (a ``jsonschema`` validator class) with bounded regex keywords and decimal ``multipleOf``."""
     import jsonschema
-    from jsonschema.validators import extend
+    from jsonschema.validators import extend as _extend
+
+    extend: Callable[..., Any] = _extend  # the stubs leave extend() unannotated
 
     def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[Any]:
         if validator.is_type(instance, "string") and not _search(patrn, instance):

@@ -132,7 +132,7 @@ class CompiledValidator:
 
     def _python_is_valid(self, value: Any) -> bool:
         try:
-            return self._python().is_valid(value)
+            return bool(self._python().is_valid(value))
         except SerdesError:
             raise
         except RecursionError:
@@ -239,7 +239,7 @@ def _typed_refs(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     """``fn`` with the Python validator's lazy ``$ref`` failures raised as SchemaMismatchError
     (the refusal itself when a retrieval was refused)."""
     import referencing.exceptions
-    from jsonschema.exceptions import _WrappedReferencingError
+    from jsonschema.exceptions import _WrappedReferencingError  # type: ignore[attr-defined]  # private: not in the stubs
 
     def call(value: Any) -> Any:
         try:

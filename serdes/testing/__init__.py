@@ -16,14 +16,11 @@ Pure stdlib + confluent-kafka; needs ``java`` (17+) and ``mvn`` on PATH.
 
 from ._maven import MissingToolError, find_java, cache_dir, fetch_all, fetch_apicurio, fetch_kafka, missing_tools
 from ._flink_cluster import FlinkJobFailed, FlinkSubmitError, LocalFlinkCluster, flink_home
-from ._servers import (
-    LocalKafka,
-    LocalRegistry,
-    LocalServers,
-    ServerStartError,
-    free_port,
-    local_servers,
-)
+from .._errors import ServerStartError
+from ._apicurio import LocalRegistry
+from ._kafka import LocalKafka
+from ._ports import free_port
+from ._servers import LocalServers, local_servers
 
 __all__ = [
     "FlinkJobFailed",

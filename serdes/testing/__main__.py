@@ -7,9 +7,13 @@ import signal
 import sys
 import threading
 import time
+from typing import NoReturn
 
 from . import _maven
-from ._servers import LocalKafka, LocalRegistry, LocalServers, _port_free
+from ._apicurio import LocalRegistry
+from ._kafka import LocalKafka
+from ._ports import port_free
+from ._servers import LocalServers
 
 # What the README quick start and most Kafka / Schema Registry clients assume; `run` takes them
 # when they are free so a newcomer's defaults point at the servers it started.
@@ -31,7 +35,7 @@ _COMMANDS = {
 class _Parser(argparse.ArgumentParser):
     """A missing or unknown subcommand names the ones there are (not argparse's 'required: cmd')."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         if message.startswith("the following arguments are required") or "invalid choice" in message:
             listing = "\n".join(f"  {name:<6} {text}" for name, text in _COMMANDS.items())
             self.print_usage(sys.stderr)
@@ -45,7 +49,7 @@ def _pick_port(requested: int | None, default: int) -> int | None:
     0 also means any free port."""
     if requested is not None:
         return requested or None
-    return default if _port_free(default) else None
+    return default if port_free(default) else None
 
 
 def exports(bootstrap: str, registry_url: str) -> list[str]:
@@ -153,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code: int = args.func(args)
+        return code
     except _maven.MissingToolError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -13,14 +13,21 @@ Backends (``SERDES_TEST_BACKEND`` forces one):
 
 from __future__ import annotations
 
-import json
 import os
 import time
-import urllib.request
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from .._errors import ServerStartError
 from . import _maven
+from ._http import REGISTRY_JSON, http_json, http_ok
+from ._process import poll_until
 from ._servers import LocalServers
+
+if TYPE_CHECKING:  # testcontainers is a test extra, imported when the docker backend starts
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.network import Network
+    from testcontainers.kafka import KafkaContainer
 
 BACKENDS = ("local", "docker", "external")
 ENV_BACKEND = "SERDES_TEST_BACKEND"
@@ -87,6 +94,7 @@ class TestServers:
     can_restart_registry = False
     bootstrap_servers: str
     registry_url: str
+    startup_seconds: float | None = None  # set by the pytest plugin once started
 
     def start(self) -> "TestServers":
         return self
@@ -147,9 +155,9 @@ class DockerTestServers(TestServers):
 
     def __init__(self, cp_version: str = CP_VERSION) -> None:
         self.cp_version = cp_version
-        self._network = None
-        self._kafka = None
-        self._registry = None
+        self._network: Network | None = None
+        self._kafka: KafkaContainer | None = None
+        self._registry: DockerContainer | None = None
 
     def start(self, timeout: float = 180.0) -> "DockerTestServers":
         from testcontainers.core.container import DockerContainer
@@ -157,19 +165,19 @@ class DockerTestServers(TestServers):
         from testcontainers.kafka import KafkaContainer
 
         try:
-            self._network = Network()
-            self._network.create()
-            self._kafka = (
+            self._network = network = Network()
+            network.create()
+            self._kafka = kafka = (
                 KafkaContainer(f"confluentinc/cp-kafka:{self.cp_version}")
                 .with_kraft()
-                .with_network(self._network)
+                .with_network(network)
                 .with_network_aliases("kafka")
             )
-            self._kafka.start(timeout=int(timeout))
-            self.bootstrap_servers = self._kafka.get_bootstrap_server()
-            self._registry = (
+            kafka.start(timeout=int(timeout))
+            self.bootstrap_servers = kafka.get_bootstrap_server()
+            self._registry = registry = (
                 DockerContainer(f"confluentinc/cp-schema-registry:{self.cp_version}")
-                .with_network(self._network)
+                .with_network(network)
                 .with_network_aliases("schema-registry")
                 .with_env("SCHEMA_REGISTRY_HOST_NAME", "schema-registry")
                 .with_env("SCHEMA_REGISTRY_LISTENERS", "http://0.0.0.0:8081")
@@ -177,11 +185,14 @@ class DockerTestServers(TestServers):
                 .with_env("SCHEMA_REGISTRY_KAFKASTORE_BOOTSTRAP_SERVERS", "PLAINTEXT://kafka:9092")
                 .with_exposed_ports(8081)
             )
-            self._registry.start()
-            host = self._registry.get_container_host_ip()
-            self.registry_url = f"http://{host}:{self._registry.get_exposed_port(8081)}"
-            _wait_http_ok(self.registry_url + "/subjects", timeout)
-            _put_json(self.registry_url + "/config", {"compatibility": "BACKWARD"})
+            registry.start()
+            host = registry.get_container_host_ip()
+            self.registry_url = f"http://{host}:{registry.get_exposed_port(8081)}"
+            url = self.registry_url + "/subjects"
+            if poll_until(lambda: http_ok(url), time.monotonic() + timeout, interval=1) != "ready":
+                raise ServerStartError(f"cp-schema-registry: {url} not answering 200 after {timeout:.0f}s")
+            http_json(self.registry_url + "/config", "PUT", {"compatibility": "BACKWARD"},
+                      content_type=REGISTRY_JSON)
         except BaseException:
             self.stop()
             raise
@@ -200,26 +211,6 @@ class DockerTestServers(TestServers):
             except Exception:
                 pass
         self._registry = self._kafka = self._network = None
-
-
-def _wait_http_ok(url: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=3) as resp:
-                if resp.status == 200:
-                    return
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-        time.sleep(1)
-
-
-def _put_json(url: str, body: object) -> None:
-    req = urllib.request.Request(url, data=json.dumps(body).encode(), method="PUT")
-    req.add_header("Content-Type", "application/vnd.schemaregistry.v1+json")
-    with urllib.request.urlopen(req, timeout=10):
-        pass
 
 
 def make_test_servers(selection: Selection | None = None) -> TestServers:

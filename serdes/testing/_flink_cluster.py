@@ -23,18 +23,18 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-from .._errors import FlinkJobFailed, FlinkSubmitError
-from ._servers import DEFAULT_START_TIMEOUT, ServerStartError, _JavaServer, _tail, free_port
+from .._errors import FlinkJobFailed, FlinkSubmitError, ServerStartError
+from ._http import http_json
+from ._ports import free_ports
+from ._process import DEFAULT_START_TIMEOUT, ManagedProcess, WorkDir, poll_until, tail
 
 FLINK_JOB_TIMEOUT = 180.0
 
@@ -61,16 +61,7 @@ def _base_java_opts() -> str:
     return str(opts or "")
 
 
-def _http_json(url: str, method: str = "GET", body: object | None = None, timeout: float = 10) -> object:
-    data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method=method)
-    req.add_header("Content-Type", "application/json")
-    with urllib.request.urlopen(req, timeout=timeout) as resp:
-        raw = resp.read()
-    return json.loads(raw) if raw else None
-
-
-class _FlinkProcess(_JavaServer):
+class _FlinkProcess(ManagedProcess):
     """One JobManager or TaskManager: a ``*.sh start-foreground`` child with its own log dir."""
 
     def __init__(self, cluster: "LocalFlinkCluster", name: str, script: str, args: Sequence[str]) -> None:
@@ -84,10 +75,6 @@ class _FlinkProcess(_JavaServer):
     def log_file(self) -> Path:  # Flink names it flink-<user>-<service>-<n>-<host>.log
         logs = sorted((self.workdir / "log").glob("*.log"))
         return logs[-1] if logs else self.workdir / "log" / "<none yet>.log"
-
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
 
     def _environ(self) -> dict[str, str]:
         return self.cluster.environ(log_dir=self.workdir / "log", pid_dir=self.workdir)
@@ -112,7 +99,7 @@ class LocalFlinkCluster:
         taskmanagers: int = 2,
         slots: int = 2,
         *,
-        workdir: str | os.PathLike | None = None,
+        workdir: str | os.PathLike[str] | None = None,
         start_timeout: float = DEFAULT_START_TIMEOUT,
         jobmanager_memory: str = "800m",
         taskmanager_memory: str = "1280m",
@@ -121,9 +108,8 @@ class LocalFlinkCluster:
         config: dict[str, object] | None = None,
         progress: Progress | None = None,
     ) -> None:
-        self._own_workdir = workdir is None
-        self.workdir = Path(workdir or tempfile.mkdtemp(prefix="serdes-flink-"))
-        self.workdir.mkdir(parents=True, exist_ok=True)
+        self._workdir = WorkDir(workdir, prefix="serdes-flink-")
+        self.workdir = self._workdir.path
         self.start_timeout = start_timeout
         self.taskmanager_count = taskmanagers
         self.slots = slots
@@ -224,16 +210,18 @@ class LocalFlinkCluster:
         (self.conf_dir / "config.yaml").write_text("\n".join(lines) + "\n")
 
     # -- health ------------------------------------------------------------------------------
-    def rest(self, path: str, method: str = "GET", body: object | None = None, timeout: float = 10) -> object:
+    def rest(self, path: str, method: str = "GET", body: object | None = None, timeout: float = 10) -> Any:
         """A JobManager REST call (``/overview``, ``/jobs/<id>``, ...); returns the decoded JSON."""
-        return _http_json(self.rest_url + path, method, body, timeout)
+        return http_json(self.rest_url + path, method, body, timeout=timeout)
 
-    def overview(self) -> dict:
-        return self.rest("/overview", timeout=3)  # type: ignore[return-value]
+    def overview(self) -> dict[str, Any]:
+        """The JobManager's ``/overview`` (TaskManagers, slots, jobs)."""
+        ov: dict[str, Any] = self.rest("/overview", timeout=3)
+        return ov
 
     def _registered_taskmanagers(self) -> set[str]:
         tms = self.rest("/taskmanagers", timeout=3) or {}
-        return {tm["id"] for tm in tms.get("taskmanagers", [])}  # type: ignore[union-attr]
+        return {tm["id"] for tm in tms.get("taskmanagers", [])}
 
     def _process_ready(self, proc: _FlinkProcess) -> bool:
         if proc is self.jobmanager:
@@ -250,9 +238,7 @@ class LocalFlinkCluster:
     def start(self) -> "LocalFlinkCluster":
         """Start the JobManager and the TaskManagers; block until /overview shows them all."""
         t0 = time.monotonic()
-        self.rest_port, self.rpc_port = free_port(), free_port()
-        while self.rpc_port == self.rest_port:
-            self.rpc_port = free_port()
+        self.rest_port, self.rpc_port = free_ports(2)
         self._write_conf()
         try:
             self.progress(f"starting Flink JobManager (REST {self.rest_url}) ...")
@@ -284,15 +270,15 @@ class LocalFlinkCluster:
         """Block until /overview reports ``slots`` total slots and as many TaskManagers as run."""
         deadline = time.monotonic() + (timeout or self.start_timeout)
         want_tms = len([tm for tm in self.taskmanagers if tm.running])
-        ov: dict = {}
-        while time.monotonic() < deadline:
-            try:
-                ov = self.overview()
-                if ov.get("slots-total") == slots and ov.get("taskmanagers") == want_tms:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.5)
+        ov: dict[str, Any] = {}
+
+        def settled() -> bool:
+            nonlocal ov
+            ov = self.overview()
+            return bool(ov.get("slots-total") == slots and ov.get("taskmanagers") == want_tms)
+
+        if poll_until(settled, deadline, ignore=(OSError,)) == "ready":
+            return
         raise ServerStartError(
             f"Flink cluster: /overview shows {ov.get('taskmanagers')} TaskManagers / "
             f"{ov.get('slots-total')} slots after {timeout or self.start_timeout:.0f}s, wanted "
@@ -302,12 +288,7 @@ class LocalFlinkCluster:
     def kill_taskmanager(self, index: int = -1) -> int:
         """``kill -9`` one TaskManager JVM (by PID) and return that PID."""
         tm = self.taskmanagers[index]
-        pid = tm.pid
-        if pid is None or not tm.running:
-            raise RuntimeError(f"{tm.name} is not running")
-        os.kill(pid, signal.SIGKILL)
-        tm._proc.wait(10)  # type: ignore[union-attr]
-        tm.stop()  # reap, close the log handle
+        pid = tm.kill()
         self.taskmanagers.remove(tm)
         self.progress(f"killed {tm.name} (pid {pid}) with SIGKILL")
         return pid
@@ -328,13 +309,12 @@ class LocalFlinkCluster:
     def cleanup(self) -> None:
         """Stop, and delete the work directory unless ``SERDES_KEEP_LOGS=1``."""
         self.stop()
-        if self._own_workdir and os.environ.get("SERDES_KEEP_LOGS") != "1":
-            shutil.rmtree(self.workdir, ignore_errors=True)
+        self._workdir.remove()
 
     def __enter__(self) -> "LocalFlinkCluster":
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.cleanup()
 
     def log_tail(self, lines: int = 40) -> str:
@@ -350,11 +330,11 @@ class LocalFlinkCluster:
 
     def submit(
         self,
-        job: str | os.PathLike,
+        job: str | os.PathLike[str],
         args: Sequence[str] = (),
         *,
-        py_files: Iterable[str | os.PathLike] = (),
-        jars: Iterable[str | os.PathLike] = (),
+        py_files: Iterable[str | os.PathLike[str]] = (),
+        jars: Iterable[str | os.PathLike[str]] = (),
         python: str | None = None,
         config: dict[str, object] | None = None,
         savepoint: str | None = None,
@@ -387,23 +367,25 @@ class LocalFlinkCluster:
         m = re.search(r"JobID ([0-9a-f]{32})", out)
         if proc.returncode != 0 or m is None:
             logs = sorted((self.workdir / "client-log").glob("*.log"))
-            tail = _tail(logs[-1], 40) if logs else "<no client log>"
+            tail_text = tail(logs[-1], 40) if logs else "<no client log>"
             raise FlinkSubmitError(
-                f"flink run exited {proc.returncode}:\n{' '.join(cmd)}\n{out[-6000:]}\n--- client log ---\n{tail}"
+                f"flink run exited {proc.returncode}:\n{' '.join(cmd)}\n{out[-6000:]}\n--- client log ---\n{tail_text}"
             )
         return m.group(1)
 
-    def job(self, job_id: str) -> dict:
-        return self.rest(f"/jobs/{job_id}")  # type: ignore[return-value]
+    def job(self, job_id: str) -> dict[str, Any]:
+        """``/jobs/<id>``: the job's state and its vertices."""
+        info: dict[str, Any] = self.rest(f"/jobs/{job_id}")
+        return info
 
     def job_exception(self, job_id: str) -> str:
         try:
             exc = self.rest(f"/jobs/{job_id}/exceptions") or {}
         except OSError:
             return ""
-        root = exc.get("rootException") or ""  # type: ignore[union-attr]
-        hist = exc.get("exceptionHistory", {}).get("entries", [])  # type: ignore[union-attr]
-        return root or (hist[0].get("stacktrace", "") if hist else "")
+        root = exc.get("rootException") or ""
+        hist = exc.get("exceptionHistory", {}).get("entries", [])
+        return str(root or (hist[0].get("stacktrace", "") if hist else ""))
 
     def wait_for_job(self, job_id: str, *states: str, timeout: float = FLINK_JOB_TIMEOUT,
                      running_tasks: bool = False) -> str:
@@ -414,7 +396,7 @@ class LocalFlinkCluster:
         state = "?"
         while time.monotonic() < deadline:
             info = self.job(job_id)
-            state = info["state"]
+            state = str(info["state"])
             if state in states:
                 if not running_tasks or all(v["status"] == "RUNNING" for v in info["vertices"]):
                     return state
@@ -432,12 +414,12 @@ class LocalFlinkCluster:
 
     def completed_checkpoints(self, job_id: str) -> int:
         info = self.rest(f"/jobs/{job_id}/checkpoints") or {}
-        return int(info.get("counts", {}).get("completed", 0))  # type: ignore[union-attr]
+        return int(info.get("counts", {}).get("completed", 0))
 
     def restarts(self, job_id: str) -> int:
         """How many times the job restarted (the ``numRestarts`` job metric)."""
         got = self.rest(f"/jobs/{job_id}/metrics?get=numRestarts") or []
-        return int(float(got[0]["value"])) if got else 0  # type: ignore[index]
+        return int(float(got[0]["value"])) if got else 0
 
     def cancel(self, job_id: str, timeout: float = 60.0) -> None:
         """Cancel the job and wait until it is in a terminal state (its slots are released)."""
@@ -445,42 +427,42 @@ class LocalFlinkCluster:
             self.rest(f"/jobs/{job_id}", method="PATCH")
         except urllib.error.HTTPError:
             pass
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def ended() -> bool:
             try:
-                if self.job(job_id)["state"] in ("CANCELED", "FAILED", "FINISHED"):
-                    return
+                return self.job(job_id)["state"] in ("CANCELED", "FAILED", "FINISHED")
             except OSError:
-                return
-            time.sleep(0.3)
+                return True  # the JobManager forgot it (or is gone): nothing left to wait for
+
+        poll_until(ended, time.monotonic() + timeout, interval=0.3, ignore=())
 
     def wait_for_free_slots(self, slots: int, timeout: float = 60.0) -> None:
         """Block until ``slots`` slots are free (a finished job releases its slots asynchronously)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            ov = self.overview()
-            if ov["slots-available"] >= slots:
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"only {ov['slots-available']} of {ov['slots-total']} slots free "
-                                   f"after {timeout:.0f}s, wanted {slots}")
-            time.sleep(0.3)
+        ov: dict[str, Any] = {}
 
-    def stop_with_savepoint(self, job_id: str, target: str | os.PathLike | None = None,
+        def free() -> bool:
+            nonlocal ov
+            ov = self.overview()
+            return bool(ov["slots-available"] >= slots)
+
+        if poll_until(free, time.monotonic() + timeout, interval=0.3, ignore=()) == "timeout":
+            raise TimeoutError(f"only {ov['slots-available']} of {ov['slots-total']} slots free "
+                               f"after {timeout:.0f}s, wanted {slots}")
+
+    def stop_with_savepoint(self, job_id: str, target: str | os.PathLike[str] | None = None,
                             timeout: float = FLINK_JOB_TIMEOUT) -> str:
         """Stop the job with a savepoint (REST ``/jobs/<id>/stop``), wait until it is FINISHED
         and return the savepoint's path."""
         body = {"targetDirectory": str(target or self.savepoint_dir), "drain": False}
         trigger = self.rest(f"/jobs/{job_id}/stop", method="POST", body=body)
-        request_id = trigger["request-id"]  # type: ignore[index]
+        request_id = trigger["request-id"]
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             status = self.rest(f"/jobs/{job_id}/savepoints/{request_id}") or {}
-            if status.get("status", {}).get("id") == "COMPLETED":  # type: ignore[union-attr]
-                op = status.get("operation", {})  # type: ignore[union-attr]
+            if status.get("status", {}).get("id") == "COMPLETED":
+                op = status.get("operation", {})
                 if "location" in op:
                     self.wait_for_job(job_id, "FINISHED", timeout=timeout)  # stopped, slots released
-                    return op["location"]
+                    return str(op["location"])
                 raise FlinkJobFailed(f"savepoint of {job_id} failed: {op.get('failure-cause')}",
                                      job_id, "SAVEPOINT_FAILED", json.dumps(op))
             time.sleep(0.5)

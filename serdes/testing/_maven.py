@@ -17,13 +17,19 @@ import time
 from pathlib import Path
 
 from .._errors import MissingToolError
-from .._mvn import (  # noqa: F401 - cache_dir, maven_repo_local re-exported: serdes.testing's callers use them
-    DEPENDENCY_PLUGIN_VERSION,
+from .._mvn import (
     cache_dir,
     dependency_plugin_pom,
     maven_repo_local,
     mvn_package_command,
 )
+
+# cache_dir, maven_repo_local and MissingToolError are re-exported: serdes.testing's callers use them
+__all__ = [
+    "APICURIO_VERSION", "KAFKA_VERSION", "MissingToolError", "apicurio_dist_dir", "apicurio_home", "cache_dir",
+    "fetch_all", "fetch_apicurio", "fetch_kafka", "find_java", "kafka_home", "kafka_lib_dir", "maven_repo_local",
+    "missing_tools", "require_tool",
+]
 
 KAFKA_VERSION = os.environ.get("SERDES_KAFKA_VERSION", "4.1.1")
 SCALA_VERSION = "2.13"

@@ -15,14 +15,18 @@ once per session, only when a test asks for one of these fixtures.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
+from .._errors import MissingToolError
 from . import _backends
-from ._maven import MissingToolError
+
+if TYPE_CHECKING:
+    from ._flink_cluster import LocalFlinkCluster
 
 
-def pytest_report_header(config):
+def pytest_report_header(config: pytest.Config) -> str:
     try:
         sel = _backends.select_backend()
         return f"serdes integration backend: {_backends.describe(sel)}"
@@ -31,9 +35,9 @@ def pytest_report_header(config):
 
 
 @pytest.fixture(scope="session")
-def _serdes_servers():
+def _serdes_servers() -> Iterator[_backends.TestServers]:
     selection = _backends.select_backend()
-    problem = None
+    problem: str | None = None  # failed outside the except: no chained traceback in the report
     try:
         servers = _backends.make_test_servers(selection)
     except MissingToolError as exc:
@@ -55,17 +59,17 @@ def _serdes_servers():
 
 
 @pytest.fixture(scope="session")
-def kafka_bootstrap(_serdes_servers) -> str:
+def kafka_bootstrap(_serdes_servers: _backends.TestServers) -> str:
     return _serdes_servers.bootstrap_servers
 
 
 @pytest.fixture(scope="session")
-def registry_url(_serdes_servers) -> str:
+def registry_url(_serdes_servers: _backends.TestServers) -> str:
     return _serdes_servers.registry_url
 
 
 @pytest.fixture
-def servers(_serdes_servers):
+def servers(_serdes_servers: _backends.TestServers) -> Iterator[_backends.TestServers]:
     """The session's servers; if a test stopped the registry, it is restarted afterwards."""
     yield _serdes_servers
     if _serdes_servers.can_restart_registry and not getattr(
@@ -75,7 +79,7 @@ def servers(_serdes_servers):
 
 
 @pytest.fixture(scope="session")
-def flink_cluster():
+def flink_cluster() -> Iterator[LocalFlinkCluster]:
     """A started :class:`~serdes.testing.LocalFlinkCluster`, stopped (logs deleted unless
     ``SERDES_KEEP_LOGS=1``) at the end of the session.  A test that kills TaskManagers leaves
     the others; the fixture tops the cluster up again only through the test (``add_taskmanager``)."""

@@ -1,9 +1,12 @@
 """serdes.testing without servers: backend selection, tool checks, config generation."""
 
+import uuid
+
 import pytest
 
 from serdes.testing import MissingToolError, _backends, _maven
-from serdes.testing._servers import LocalKafka, LocalRegistry, _kafka_uuid, free_port
+from serdes.testing import LocalKafka, LocalRegistry, free_port
+from serdes.testing._kafka import _kafka_uuid, _new_cluster_uuid
 
 
 @pytest.fixture
@@ -50,10 +53,31 @@ def test_cache_dir_override(clean_env, tmp_path):
 
 
 def test_kafka_cluster_id_format():
-    import uuid
 
     cid = _kafka_uuid(uuid.uuid4())
     assert len(cid) == 22 and "=" not in cid
+    # 1 in 64 random ids starts with "-", which kafka-storage's "-t ID" read as an option
+    assert _kafka_uuid(uuid.UUID(bytes=b"\xf8" + bytes(15))).startswith("-")
+    assert not any(_kafka_uuid(_new_cluster_uuid()).startswith("-") for _ in range(2000))
+
+
+def test_kafka_storage_format_passes_the_cluster_id_as_one_argument(tmp_path, monkeypatch):
+    import subprocess
+
+    import serdes.testing._kafka as kafka_mod
+
+    kafka = LocalKafka(port=free_port(), workdir=tmp_path / "k")
+    kafka.cluster_id = uuid.UUID(bytes=b"\xf8" + bytes(15))  # text starts with "-"
+    seen = {}
+
+    def fake_run(cmd, **kwargs):
+        seen["cmd"] = cmd
+        return subprocess.CompletedProcess(cmd, 0, "")
+
+    monkeypatch.setattr(kafka_mod.subprocess, "run", fake_run)
+    monkeypatch.setattr(LocalKafka, "_jvm", lambda self, *args, initial_heap=None: ["java", *args])
+    kafka._format_storage()
+    assert f"--cluster-id={_kafka_uuid(kafka.cluster_id)}" in seen["cmd"]
 
 
 def test_server_objects_need_no_process(tmp_path):

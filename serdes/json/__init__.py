@@ -11,12 +11,6 @@ from confluent_kafka.schema_registry import json_schema as _confluent
 
 from .. import _exports
 
-# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_exports.reexport(globals(), _confluent, (
-    "DEFAULT_SPEC", "JsonMessage", "JsonSchema", "get_inline_tags", "get_type", "transform",
-    "validate_message"
-))
-
 from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
     from ._builders import (
@@ -30,6 +24,12 @@ except ImportError:  # pragma: no cover - older confluent-kafka
 from ._deserializer import JSONDeserializer
 from ._serializer import JSONSerializer
 from ._validator import CompiledValidator, compile_validator
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_exports.reexport(globals(), _confluent, (
+    "DEFAULT_SPEC", "JsonMessage", "JsonSchema", "get_inline_tags", "get_type", "transform",
+    "validate_message"
+))
 
 __all__ = [
     "JSONSerializer",

@@ -6,12 +6,6 @@ their builders (sync and asyncio), and confluent-kafka's own schema helpers re-e
 
 from confluent_kafka.schema_registry import avro as _confluent
 
-# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_HELPERS = ('AvroMessage', 'AvroSchema', 'LocalSchemaRepository', 'get_inline_tags', 'get_type', 'parse_schema_with_repo', 'transform', 'validate_message')
-for _name in _HELPERS:
-    if hasattr(_confluent, _name):
-        globals()[_name] = getattr(_confluent, _name)
-
 from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
     from ._builders import (
@@ -25,6 +19,12 @@ except ImportError:  # pragma: no cover - older confluent-kafka
 from ._deserializer import AvroDeserializer
 from ._serializer import AvroSerializer
 from ._source import generated_source
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_HELPERS = ('AvroMessage', 'AvroSchema', 'LocalSchemaRepository', 'get_inline_tags', 'get_type', 'parse_schema_with_repo', 'transform', 'validate_message')
+for _name in _HELPERS:
+    if hasattr(_confluent, _name):
+        globals()[_name] = getattr(_confluent, _name)
 
 __all__ = [
     "AvroSerializer",

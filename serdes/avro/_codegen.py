@@ -169,9 +169,10 @@ def compile_encoder(
     if not (strict or strict_allow_default):
         generated = encoder_source(parsed, to_dict is not None, limits, role)
     if generated is None:
-        if to_dict is None:
-            return lambda obj, ctx=None: slow(obj)
-        return lambda obj, ctx=None: slow(to_dict(obj, ctx))
+        def encode_slow(obj: Any, ctx: Any = None) -> bytes:
+            return slow(obj if to_dict is None else to_dict(obj, ctx))
+
+        return encode_slow
     code, ns = generated
     ns.update(PREFIX=prefix, slow=slow, to_dict=to_dict)
     return compile_generated(code, "encoder", ns, "encode")

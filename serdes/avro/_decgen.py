@@ -46,17 +46,19 @@ from fastavro._read_common import SchemaResolutionError
 from fastavro.const import AVRO_TYPES
 from fastavro.read import LOGICAL_READERS
 
+from .._errors import SchemaMismatchError
+from .._limits import Limits
+from ._generator import COMPOSITE, Generator, Unsupported, is_raw_bytes, named_types, parse, type_of
+from ._runtime import DECODER_NAMESPACE
+
+_fa_match_schemas: Optional[Callable[..., Any]]
+_fa_match_types: Optional[Callable[..., Any]]
 try:  # fastavro's pure-Python resolution rules: the Cython reader implements the same ones
     from fastavro._read_py import match_schemas as _fa_match_schemas
     from fastavro._read_py import match_types as _fa_match_types
 except Exception:  # pragma: no cover - fastavro layout change
     _fa_match_schemas = None
     _fa_match_types = None
-
-from .._errors import SchemaMismatchError
-from .._limits import Limits
-from ._generator import COMPOSITE, Generator, Unsupported, is_raw_bytes, named_types, parse, type_of
-from ._runtime import DECODER_NAMESPACE
 
 __all__ = ["DecoderGenerator", "decoder_schemas"]
 
@@ -245,7 +247,7 @@ class DecoderGenerator(Generator):
         out.append(f"{ind}    {t}, pos = _ru(data, pos)")
 
     @staticmethod
-    def min_size(schema: Any, named: Dict[str, Any], seen: Optional[set] = None) -> int:
+    def min_size(schema: Any, named: Dict[str, Any], seen: Optional[Set[Any]] = None) -> int:
         """Lower bound of the encoded size (0 or 1 is all that matters)."""
         t = type_of(schema)
         if t == "null":
@@ -310,8 +312,8 @@ class DecoderGenerator(Generator):
         if r:
             try:
                 r = self.match(w, r)
-            except SchemaResolutionError as e:
-                self.mismatch(out, ind, str(e), cond)
+            except SchemaResolutionError as err:
+                self.mismatch(out, ind, str(err), cond)
                 return
         if rt not in AVRO_TYPES:
             if not isinstance(rt, str) or rt not in self.named:
@@ -410,11 +412,11 @@ class DecoderGenerator(Generator):
                 raise Unsupported("enum reader")
             rsyms = r["symbols"]
             default = r.get("default")
-            for i, s in enumerate(syms):
+            for index, s in enumerate(syms):
                 if s in rsyms:
-                    table[i] = s
+                    table[index] = s
                 elif default:
-                    table[i] = default
+                    table[index] = default
                 else:
                     missing = True
         else:
@@ -501,8 +503,8 @@ class DecoderGenerator(Generator):
                         name = idx_reader["name"] if idx_reader else branch["name"]
                     elif brt not in AVRO_TYPES:
                         name = self.reader_named[idx_reader]["name"] if idx_reader else self.named[branch]["name"]
-                except Exception as e:
-                    raise Unsupported(f"return_record_name lookup: {e}")
+                except Exception as err:
+                    raise Unsupported(f"return_record_name lookup: {err}") from None
                 if name is not None:
                     out.append(f"{i2}{t} = ({self.const(name, 'rn')}, {t})")
         out.append(f"{ind}else:")
@@ -566,7 +568,7 @@ class DecoderGenerator(Generator):
                     del readers[rf["name"]]
                 else:
                     self.skip(out, ind, f["type"])
-            for fname, f in readers.items():
+            for f in readers.values():
                 if "default" in f:
                     d = f["default"]
                     if isinstance(d, (dict, list)):
@@ -645,16 +647,16 @@ class DecoderGenerator(Generator):
             name = w.get("name")
             if name is not None and (self.uses.get(name, 0) > 1 or name in self.building):
                 key = ("skip", name)
-                fname = self.function_names.get(key)
-                if fname is None:
-                    fname = self.fresh("_skip")
-                    self.function_names[key] = fname
+                skip_fn = self.function_names.get(key)
+                if skip_fn is None:
+                    skip_fn = self.fresh("_skip")
+                    self.function_names[key] = skip_fn
                     self.building.add(name)
                     try:
-                        self.outline(fname, lambda body: self.skip_fields(body, "    ", w), "pos, _n", True)
+                        self.outline(skip_fn, lambda body: self.skip_fields(body, "    ", w), "pos, _n", True)
                     finally:
                         self.building.discard(name)
-                self.call(out, ind, fname, None)
+                self.call(out, ind, skip_fn, None)
             else:
                 if name is not None:
                     self.building.add(name)

@@ -114,8 +114,10 @@ def _bad(path: str, v: Any, expected: str) -> ValidationError:
 
 
 def _chk_int(v: Any, path: str, lo: int, hi: int, expected: str) -> int:
-    if isinstance(v, numbers.Integral) and not isinstance(v, bool) and lo <= v <= hi:
-        return int(v)
+    if isinstance(v, numbers.Integral) and not isinstance(v, bool):
+        n = int(v)
+        if lo <= n <= hi:
+            return n
     raise _bad(path, v, expected)
 
 

@@ -11,12 +11,6 @@ from typing import Any
 
 from confluent_kafka.schema_registry import protobuf as _confluent
 
-# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_HELPERS = ('decimal_to_protobuf', 'get_inline_tags', 'get_type', 'is_map_field', 'protobuf_to_decimal', 'protobuf_to_variant', 'transform', 'validate_message', 'variant_to_protobuf')
-for _name in _HELPERS:
-    if hasattr(_confluent, _name):
-        globals()[_name] = getattr(_confluent, _name)
-
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
     from ._builders import (
@@ -29,6 +23,12 @@ except ImportError:  # pragma: no cover - older confluent-kafka
     pass
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer, WrongMessageTypeError
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_HELPERS = ('decimal_to_protobuf', 'get_inline_tags', 'get_type', 'is_map_field', 'protobuf_to_decimal', 'protobuf_to_variant', 'transform', 'validate_message', 'variant_to_protobuf')
+for _name in _HELPERS:
+    if hasattr(_confluent, _name):
+        globals()[_name] = getattr(_confluent, _name)
 
 __all__ = [
     "ProtobufSerializer",

@@ -80,7 +80,7 @@ class Checker:
             return
         hint = ""
         if kind == "message":
-            sig = self._signature(old.proto, self.old)  # type: ignore[arg-type]
+            sig = self._signature(old.proto, self.old)
             if sig:
                 twins = [
                     t.name for t in self.new.messages.values()

@@ -138,5 +138,6 @@ def real_oneof(m: descriptor_pb2.DescriptorProto, f: descriptor_pb2.FieldDescrip
     if not f.HasField("oneof_index") or f.proto3_optional:
         return None
     if f.oneof_index < len(m.oneof_decl):
-        return m.oneof_decl[f.oneof_index].name
+        name: str = m.oneof_decl[f.oneof_index].name
+        return name
     return None  # pragma: no cover - malformed descriptor

@@ -79,7 +79,7 @@ class Checker:
             )
             return
         hint = ""
-        if kind == "message":
+        if isinstance(old, MessageDef):
             sig = self._signature(old.proto, self.old)
             if sig:
                 twins = [

@@ -14,8 +14,9 @@ __all__ = [
 
 _FDP = descriptor_pb2.FieldDescriptorProto
 
-SCALAR_NAMES = {
-    value: name[len("TYPE_") :].lower()
+#: field type number -> its name in messages ("int32", "message", ...)
+SCALAR_NAMES: dict[int, str] = {
+    int(value): name[len("TYPE_") :].lower()
     for name, value in _FDP.Type.items()
 }
 PACKABLE = {

@@ -510,29 +510,35 @@ class DecoderGenerator(Generator):
         out.append(f"{ind}else:")
         out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
 
-    def read_record_ref(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+    def named_record(
+        self, out: List[str], ind: str, w: Any, key: Any, prefix: str, target: Optional[str],
+        emit_inline: Callable[[], None], emit_body: Callable[[List[str]], None], ret: str, keep: Any = None,
+    ) -> None:
+        """Emit record ``w`` inline (``emit_inline``), or, when its name is used more than once or
+        recursively, as a call of the one function written for ``key`` (``emit_body`` its body,
+        returning ``ret``; its result assigned to ``target``). ``keep`` is kept alive with the
+        function (an object whose ``id`` is part of ``key``)."""
         name = w.get("name")
-        if name is not None and (self.uses.get(name, 0) > 1 or name in self.building):
-            key = (name, id(r) if r is not None else None)
-            fname = self.function_names.get(key)
-            if fname is None:
-                fname = self.fresh("_rec")
-                self.function_names[key] = fname
-                self.ns[f"{fname}_r"] = r  # keep r alive: its id is part of the key
-                self.building.add(name)
-                try:
-                    self.outline(fname, lambda body: self.read_record(body, "    ", w, r, "rec", True), "rec, pos, _n", True)
-                finally:
-                    self.building.discard(name)
-            self.call(out, ind, fname, t)
+        if name is None or (self.uses.get(name, 0) <= 1 and name not in self.building):
+            with self.emitting(name):
+                emit_inline()
             return
-        if name is not None:
-            self.building.add(name)
-        try:
-            self.read_record(out, ind, w, r, t, cond)
-        finally:
-            if name is not None:
-                self.building.discard(name)
+        fname = self.function_names.get(key)
+        if fname is None:
+            fname = self.fresh(prefix)
+            self.function_names[key] = fname
+            if keep is not None:
+                self.ns[f"{fname}_r"] = keep
+            with self.emitting(name):
+                self.outline(fname, emit_body, ret, True)
+        self.call(out, ind, fname, target)
+
+    def read_record_ref(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        self.named_record(
+            out, ind, w, (w.get("name"), id(r) if r is not None else None), "_rec", t,
+            lambda: self.read_record(out, ind, w, r, t, cond),
+            lambda body: self.read_record(body, "    ", w, r, "rec", True), "rec, pos, _n", keep=r,
+        )
 
     def read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
         self.depth += 1
@@ -644,27 +650,10 @@ class DecoderGenerator(Generator):
             out.append(f"{ind}else:")
             out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
         elif rt in ("record", "error", "request"):
-            name = w.get("name")
-            if name is not None and (self.uses.get(name, 0) > 1 or name in self.building):
-                key = ("skip", name)
-                skip_fn = self.function_names.get(key)
-                if skip_fn is None:
-                    skip_fn = self.fresh("_skip")
-                    self.function_names[key] = skip_fn
-                    self.building.add(name)
-                    try:
-                        self.outline(skip_fn, lambda body: self.skip_fields(body, "    ", w), "pos, _n", True)
-                    finally:
-                        self.building.discard(name)
-                self.call(out, ind, skip_fn, None)
-            else:
-                if name is not None:
-                    self.building.add(name)
-                try:
-                    self.skip_fields(out, ind, w)
-                finally:
-                    if name is not None:
-                        self.building.discard(name)
+            self.named_record(
+                out, ind, w, ("skip", w.get("name")), "_skip", None, lambda: self.skip_fields(out, ind, w),
+                lambda body: self.skip_fields(body, "    ", w), "pos, _n",
+            )
         else:  # pragma: no cover
             raise Unsupported(rt)
 

@@ -162,22 +162,26 @@ class EncoderGenerator(Generator):
             self.write(out, ind + "    ", other, v, path)
         elif t in ("record", "error"):
             name = s["name"]
-            self.building.add(name)
-            out.append(f"{ind}if type({v}) is not _dict and not isinstance({v}, _Mapping):")
-            out.append(f"{ind}    raise _bad({p}, {v}, {('record ' + str(name))!r})")
-            for f in s["fields"]:
-                fv = self.fresh("f")
-                fpath = f"{path}.{f['name']}"
-                if "default" in f:
-                    out.append(f"{ind}{fv} = {v}.get({f['name']!r}, {self.const(f['default'], 'd')})")
-                else:
-                    out.append(f"{ind}{fv} = {v}.get({f['name']!r}, _NOV)")
-                    out.append(f"{ind}if {fv} is _NOV:")
-                    out.append(f"{ind}    raise _VErr({('no value and no default for ' + fpath)!r})")
-                self.write(out, ind, f["type"], fv, fpath)
-            self.building.discard(name)
+            with self.emitting(name):
+                self.write_record(out, ind, s, v, path, name)
         else:
             raise Unsupported(str(t))
+
+
+    def write_record(self, out: List[str], ind: str, s: Any, v: str, path: str, name: str) -> None:
+        p = repr(path)
+        out.append(f"{ind}if type({v}) is not _dict and not isinstance({v}, _Mapping):")
+        out.append(f"{ind}    raise _bad({p}, {v}, {('record ' + str(name))!r})")
+        for f in s["fields"]:
+            fv = self.fresh("f")
+            fpath = f"{path}.{f['name']}"
+            if "default" in f:
+                out.append(f"{ind}{fv} = {v}.get({f['name']!r}, {self.const(f['default'], 'd')})")
+            else:
+                out.append(f"{ind}{fv} = {v}.get({f['name']!r}, _NOV)")
+                out.append(f"{ind}if {fv} is _NOV:")
+                out.append(f"{ind}    raise _VErr({('no value and no default for ' + fpath)!r})")
+            self.write(out, ind, f["type"], fv, fpath)
 
 
 def encoder_source(parsed: Any, with_to_dict: bool, limits: Limits = DEFAULT_LIMITS,

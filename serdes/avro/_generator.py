@@ -21,7 +21,8 @@ indentation) and appends to ``out``. This module holds the rest they have in com
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set
+import contextlib
+from typing import Any, Dict, Iterator, List, Optional, Set
 
 from fastavro import parse_schema
 from fastavro.const import AVRO_TYPES
@@ -131,6 +132,18 @@ class Generator:
         self.functions: List[str] = []
         self.function_names: Dict[Any, str] = {}
         self._last = 0
+
+    @contextlib.contextmanager
+    def emitting(self, name: Optional[str]) -> Iterator[None]:
+        """Named type ``name`` (``None``: an anonymous one) is being emitted inside this block."""
+        if name is None:
+            yield
+            return
+        self.building.add(name)
+        try:
+            yield
+        finally:
+            self.building.discard(name)
 
     def collect_named(self, schema: Any) -> None:
         named_types(schema, self.named, self.uses)

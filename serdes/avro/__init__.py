@@ -8,12 +8,6 @@ from confluent_kafka.schema_registry import avro as _confluent
 
 from .. import _exports
 
-# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_exports.reexport(globals(), _confluent, (
-    "AvroMessage", "AvroSchema", "LocalSchemaRepository", "get_inline_tags", "get_type",
-    "parse_schema_with_repo", "transform", "validate_message"
-))
-
 from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
     from ._builders import (
@@ -27,6 +21,12 @@ except ImportError:  # pragma: no cover - older confluent-kafka
 from ._deserializer import AvroDeserializer
 from ._serializer import AvroSerializer
 from ._source import generated_source
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_exports.reexport(globals(), _confluent, (
+    "AvroMessage", "AvroSchema", "LocalSchemaRepository", "get_inline_tags", "get_type",
+    "parse_schema_with_repo", "transform", "validate_message"
+))
 
 __all__ = [
     "AvroSerializer",

@@ -12,7 +12,9 @@ from ._serializer import AvroSerializer
 __all__ = ["AsyncAvroSerializer", "AsyncAvroDeserializer"]
 
 
-class AsyncAvroSerializer(AsyncSerializerMixin, _ConfluentAsyncAvroSerializer):
+# misc: the async __call__ (the mixin's, as confluent-kafka's own async class) overrides the sync
+# confluent_kafka.serialization.Serializer.__call__ that class inherits: intended, not an error
+class AsyncAvroSerializer(AsyncSerializerMixin, _ConfluentAsyncAvroSerializer):  # type: ignore[misc]
     """Asyncio :class:`~serdes.avro.AvroSerializer`: ``ser = await AsyncAvroSerializer(client, schema_str,
     to_dict=None, conf=None, rule_conf=None, rule_registry=None)`` with an ``AsyncSchemaRegistryClient``,
     then ``await ser(obj, ctx)``.

@@ -1,836 +1,69 @@
-"""Avro decoder code generation.
+"""Compile API of the Avro code generators: schema in, checked and compiled function out.
 
-For each (writer schema, reader schema) pair serdes generates one specialised Python function
-that decodes a payload straight from ``bytes`` with an integer position: no ``BytesIO``, no
-per-value dispatch on the schema, no schema resolution at read time. The function's source is
-built as a string, compiled once and cached by the deserializer per writer schema id.
+* :func:`compile_decoder` — ``decode(data, pos, ctx)`` for a (writer, reader) pair
+  (:class:`~serdes.avro._decgen.DecoderGenerator`); raises :class:`Unsupported` for a reader schema
+  whose fastavro resolution the generator does not reproduce;
+* :func:`compile_validator` — ``validate(data, pos)``: the checks and limits of a decoder, building
+  nothing, run before fastavro decodes a pair :func:`compile_decoder` declined;
+* :func:`compile_encoder` — ``encode(obj, ctx) -> prefix + payload``
+  (:class:`~serdes.avro._encgen.EncoderGenerator`), falling back to fastavro (:func:`check_value`
+  then ``schemaless_writer``) for the schemas and values the generator declines.
 
-Semantics are fastavro's (the library confluent-kafka decodes with), reproduced decision by
-decision: schema resolution uses fastavro's own ``match_schemas``/``match_types`` at build time,
-logical types are keyed on the *writer* schema and applied through fastavro's
-``LOGICAL_READERS`` table (so user-registered and confluent-registered logical types behave the
-same), promotions follow ``maybe_promote``, reader defaults are returned as written in the schema.
-Where a *reader* schema hits a fastavro resolution path that cannot be reproduced exactly,
-:class:`Unsupported` is raised; the deserializer then decodes that schema pair with fastavro, but
-only after the generated validator for the writer schema (:func:`compile_validator`, the same
-checks and limits) has accepted the payload.
-
-What serdes does *stricter* than fastavro, on purpose ("garbage in never returns a value"):
-
-* the payload must be consumed exactly; trailing bytes raise :class:`CorruptPayloadError`;
-* a string/bytes length that is negative or longer than the bytes left, a varint longer than 10
-  bytes, a union index or enum index out of range (fastavro indexes Python lists, so ``-1`` reads
-  the last branch), an array or map block count larger than the bytes left raise
-  :class:`CorruptPayloadError`.
-
-Limits (:class:`serdes._limits.Limits`, checked before anything is allocated): the items of all
-arrays and maps of one record, skipped ones included, are counted against ``max_items`` one block
-at a time (a block of zero-byte items, ``array<null>``, costs no payload bytes, so this is what
-bounds it); a recursive named type is entered at most ``max_depth`` levels deep; a schema nesting
-deeper than ``max_schema_depth`` or with a name that is not an Avro name is refused at build time.
-
-Generated code takes nothing from a schema except through ``repr()`` or namespace constants, and
-goes through :func:`serdes.avro._exec.compile_generated`. Python refuses more than 20 statically
-nested blocks in one function, so a value nested past :data:`_OUTLINE_LEVEL` blocks is decoded by a
-function of its own: any schema depth compiles.
+Every schema is parsed by :func:`serdes.avro._generator.parse` (names and depth checked first) and
+every source compiled by :func:`serdes.avro._exec.compile_generated` (checked, then registered with
+``linecache`` under a per-source filename). What generated code calls is in
+:mod:`serdes.avro._runtime`; :func:`serdes.avro.generated_source` shows the source.
 """
 
 from __future__ import annotations
 
-import copy
-import datetime as _dt
-import struct
-import uuid as _uuid
-from decimal import Context
-from typing import Any, Callable, Dict, List, Optional, Tuple
+import io
+from typing import Any, Callable, Dict, Optional, Tuple
 
-from fastavro import parse_schema
-from fastavro._read_common import SchemaResolutionError
-from fastavro.const import AVRO_TYPES, DAYS_SHIFT
-from fastavro.read import LOGICAL_READERS
+from fastavro import schemaless_writer
+from fastavro.validation import ValidationError as _FaValidationError
+from fastavro.validation import validate as _fa_validate
 
-try:  # fastavro's pure-Python resolution rules: the Cython reader implements the same ones
-    from fastavro._read_py import match_schemas as _fa_match_schemas
-    from fastavro._read_py import match_types as _fa_match_types
-except Exception:  # pragma: no cover - fastavro layout change
-    _fa_match_schemas = None  # type: ignore[assignment]
-    _fa_match_types = None  # type: ignore[assignment]
-
-from .._errors import CorruptPayloadError, SchemaMismatchError
+from .._errors import SchemaMismatchError, ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
-from .._varint import read_varint_tail, read_zigzag_tail
+from ._decgen import DecoderGenerator, decoder_schemas
+from ._encgen import encoder_source
 from ._exec import compile_generated
-from ._schema_check import check_schema
-
-__all__ = ["Unsupported", "compile_decoder", "compile_validator", "generated_source"]
-
-# Block-nesting level (indentation / 4) from which a composite value gets its own function: a
-# value's code adds at most ~6 levels, and Python allows 20 per function.
-_OUTLINE_LEVEL = 8
-_COMPOSITE = ("array", "map", "union", "error_union", "record", "error", "request")
-
-
-class Unsupported(Exception):
-    """The schema uses a fastavro code path the generator does not reproduce: use fastavro."""
-
-
-def _neg(n: int) -> CorruptPayloadError:
-    return CorruptPayloadError(f"negative length {n}")
-
-
-def _big(n: int, left: int) -> CorruptPayloadError:
-    return CorruptPayloadError(f"block of {n} items but only {left} bytes left")
-
-
-def _badlen(n: int, left: int) -> CorruptPayloadError:
-    if n < 0:
-        return _neg(n)
-    return CorruptPayloadError(f"string/bytes of length {n} but only {left} bytes left (payload ends early)")
-
-
-def _too_many(limit: int) -> CorruptPayloadError:
-    return CorruptPayloadError(f"record has more than serdes.max.items={limit} array/map items in total")
-
-
-def _too_deep(limit: int) -> CorruptPayloadError:
-    return CorruptPayloadError(f"record nests deeper than serdes.max.depth={limit} levels")
-
-
-def _bad_union(raw: int, size: int) -> CorruptPayloadError:
-    idx = (raw >> 1) ^ -(raw & 1)
-    return CorruptPayloadError(f"union branch index {idx} out of range for a {size}-branch union")
-
-
-def _bad_enum(i: int, size: int) -> CorruptPayloadError:
-    return CorruptPayloadError(f"enum index {i} out of range for {size} symbols")
-
-
-def _enum_miss(syms: Any, i: int, rsyms: Any, rname: Any) -> Exception:
-    if not 0 <= i < len(syms):
-        return _bad_enum(i, len(syms))
-    return SchemaMismatchError(f"{syms[i]} not found in reader symbol list {rname}, known symbols: {rsyms}")
-
-
-def _trailing(data: bytes, pos: int) -> CorruptPayloadError:
-    if pos > len(data):
-        return CorruptPayloadError(f"payload ends {pos - len(data)} bytes early")
-    return CorruptPayloadError(f"{len(data) - pos} trailing bytes after the record")
-
-
-def _varint_too_long() -> CorruptPayloadError:
-    return CorruptPayloadError("varint longer than 10 bytes")
-
-
-_BASE_NS: Dict[str, Any] = {
-    "_varint_too_long": _varint_too_long,
-    "_rl": read_zigzag_tail,
-    "_ru": read_varint_tail,
-    "_neg": _neg,
-    "_big": _big,
-    "_badlen": _badlen,
-    "_too_many": _too_many,
-    "_too_deep": _too_deep,
-    "_bad_union": _bad_union,
-    "_bad_enum": _bad_enum,
-    "_trailing": _trailing,
-    "_enum_miss": _enum_miss,
-    "_Mismatch": SchemaMismatchError,
-    "_uf": struct.Struct("<f").unpack_from,
-    "_ud": struct.Struct("<d").unpack_from,
-    "_bytes": bytes,
-    "_deepcopy": copy.deepcopy,
-    "_epoch": _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc),
-    "_epoch_naive": _dt.datetime(1970, 1, 1),
-    "_td": _dt.timedelta,
-    "_fromordinal": _dt.date.fromordinal,
-    "_UUID": _uuid.UUID,
-    "_DAYS_SHIFT": DAYS_SHIFT,
-}
-
-# fastavro's built-in logical readers, captured at import: a table entry still pointing at one of
-# these is inlined; anything else in the table (user- or confluent-registered) is called.
-_BUILTIN_LOGICAL = {k: v for k, v in LOGICAL_READERS.items()}
-_INLINE_LOGICAL = {
-    # positional timedelta(days, seconds, microseconds, milliseconds): same value as the keyword
-    # form fastavro uses, without keyword parsing (~30% faster per timestamp)
-    "long-timestamp-millis": "_epoch + _td(0, 0, 0, {v})",
-    "long-timestamp-micros": "_epoch + _td(0, 0, {v})",
-    "long-local-timestamp-millis": "_epoch_naive + _td(0, 0, 0, {v})",
-    "long-local-timestamp-micros": "_epoch_naive + _td(0, 0, {v})",
-    "int-date": "_fromordinal({v} + _DAYS_SHIFT)",
-    "string-uuid": "_UUID({v})",
-}
-
-_NUMERIC_PROMOTE = {("int", "float"), ("int", "double"), ("long", "float"), ("long", "double")}
-
-
-def _rtype(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return schema["type"]
-    if isinstance(schema, list):
-        return "union"
-    return schema
-
-
-def _logical_key(schema: Any) -> Optional[str]:
-    if not isinstance(schema, dict):
-        return None
-    lt = schema.get("logicalType")
-    if lt:
-        return f"{schema['type']}-{lt}"
-    return None
-
-
-def _walk_names(schema: Any, names: Dict[str, Any], counts: Dict[str, int]) -> None:
-    """Collect named types (fullname -> definition) and count how often each is used."""
-    if isinstance(schema, list):
-        for s in schema:
-            _walk_names(s, names, counts)
-    elif isinstance(schema, dict):
-        t = schema.get("type")
-        if t in ("record", "error", "enum", "fixed") and "name" in schema:
-            name = schema["name"]
-            counts[name] = counts.get(name, 0) + 1
-            if name in names:
-                return
-            names[name] = schema
-            if t in ("record", "error"):
-                for f in schema.get("fields", ()):
-                    _walk_names(f["type"], names, counts)
-        elif t == "array":
-            _walk_names(schema.get("items"), names, counts)
-        elif t == "map":
-            _walk_names(schema.get("values"), names, counts)
-        elif isinstance(t, (dict, list)):
-            _walk_names(t, names, counts)
-    elif isinstance(schema, str) and schema not in AVRO_TYPES:
-        counts[schema] = counts.get(schema, 0) + 1
-
-
-class _Gen:
-    def __init__(self, writer: Any, reader: Any, return_record_name: bool, limits: Limits = DEFAULT_LIMITS) -> None:
-        self.wnamed: Dict[str, Any] = {}
-        self.rnamed: Dict[str, Any] = {}
-        self.wcounts: Dict[str, int] = {}
-        _walk_names(writer, self.wnamed, self.wcounts)
-        if reader is not None:
-            _walk_names(reader, self.rnamed, {})
-        self.named = {"writer": self.wnamed, "reader": self.rnamed}
-        self.rrn = return_record_name
-        self.ns: Dict[str, Any] = dict(_BASE_NS)
-        self.ns["_MAXI"] = limits.max_items
-        self.ns["_MAXD"] = limits.max_depth
-        self.n = 0
-        self.funcs: Dict[Any, str] = {}
-        self.func_src: List[str] = []
-        self.eager_errors: List[str] = []
-        self.building: set = set()
-        # value depth of the code being emitted, relative to the function it is emitted into
-        self.sd = 0
-        # False while emitting the top-level function (whose depth is 0 and which has no _d)
-        self.in_helper = False
-        # the top-level function uses the items budget _n (blocks or helper calls)
-        self.uses_budget = False
-
-    # -- helpers ----------------------------------------------------------------------------------
-    def var(self, p: str = "v") -> str:
-        self.n += 1
-        return f"{p}{self.n}"
-
-    def const(self, value: Any, p: str = "k") -> str:
-        name = self.var("_" + p)
-        self.ns[name] = value
-        return name
-
-    def match(self, w: Any, r: Any) -> Any:
-        if _fa_match_schemas is None:  # pragma: no cover - fastavro layout change
-            raise Unsupported("fastavro resolution rules unavailable")
-        return _fa_match_schemas(w, r, self.named)
-
-    def match_types(self, w: Any, r: Any) -> bool:
-        if _fa_match_types is None:  # pragma: no cover - fastavro layout change
-            raise Unsupported("fastavro resolution rules unavailable")
-        return bool(_fa_match_types(w, r, self.named))
-
-    def mismatch(self, out: List[str], ind: str, msg: str, cond: bool) -> None:
-        if not cond:
-            self.eager_errors.append(msg)
-        out.append(f"{ind}raise _Mismatch({msg!r})")
-
-    def depth_arg(self) -> str:
-        """The value depth at the current emission point, as an expression."""
-        if not self.in_helper:
-            return repr(self.sd)
-        return f"_d + {self.sd}" if self.sd else "_d"
-
-    def helper(self, fname: str, emit: Callable[[List[str]], None], ret: str, depth_check: bool) -> None:
-        """Emit ``def fname(data, pos, _n, _d)`` whose body ``emit`` writes at one indentation level,
-        returning ``ret``; ``_d`` is the value depth at the call, ``_n`` the items budget left."""
-        body: List[str] = ["    _end = len(data)"]
-        if depth_check:
-            body.append("    if _d > _MAXD:")
-            body.append("        raise _too_deep(_MAXD)")
-        saved = (self.sd, self.in_helper)
-        self.sd, self.in_helper = 0, True
-        try:
-            emit(body)
-        finally:
-            self.sd, self.in_helper = saved
-        self.func_src.append(f"def {fname}(data, pos, _n, _d):\n" + "\n".join(body) + f"\n    return {ret}\n")
-
-    def call(self, out: List[str], ind: str, fname: str, target: Optional[str]) -> None:
-        self.uses_budget = True
-        lhs = f"{target}, pos, _n" if target is not None else "pos, _n"
-        out.append(f"{ind}{lhs} = {fname}(data, pos, _n, {self.depth_arg()})")
-
-    @staticmethod
-    def deep(ind: str) -> bool:
-        return len(ind) >= 4 * _OUTLINE_LEVEL
-
-    def resolved_type(self, w: Any) -> Any:
-        rt = _rtype(w)
-        if isinstance(rt, str) and rt not in AVRO_TYPES and rt in self.wnamed:
-            return _rtype(self.wnamed[rt])
-        return rt
-
-    def read_long(self, out: List[str], ind: str, t: str) -> None:
-        out.append(f"{ind}{t} = data[pos]")
-        out.append(f"{ind}if {t} < 128:")
-        out.append(f"{ind}    pos += 1")
-        out.append(f"{ind}    {t} = ({t} >> 1) ^ -({t} & 1)")
-        # multi-byte varints are inlined (same semantics as serdes._varint.read_zigzag_tail): a call plus a tuple per long
-        # cost more than the loop itself
-        out.append(f"{ind}else:")
-        out.append(f"{ind}    {t} &= 0x7F")
-        out.append(f"{ind}    _s = 7")
-        out.append(f"{ind}    pos += 1")
-        out.append(f"{ind}    while True:")
-        out.append(f"{ind}        _b = data[pos]")
-        out.append(f"{ind}        pos += 1")
-        out.append(f"{ind}        {t} |= (_b & 0x7F) << _s")
-        out.append(f"{ind}        _s += 7")
-        out.append(f"{ind}        if _s > 70:")
-        out.append(f"{ind}            raise _varint_too_long()")
-        out.append(f"{ind}        if _b < 128:")
-        out.append(f"{ind}            break")
-        out.append(f"{ind}    {t} &= 0xFFFFFFFFFFFFFFFF")
-        out.append(f"{ind}    {t} = ({t} >> 1) ^ -({t} & 1)")
-
-    def read_len(self, out: List[str], ind: str, t: str) -> None:
-        """A string/bytes length, checked against the bytes left before anything is sliced."""
-        self.read_long(out, ind, t)
-        out.append(f"{ind}if not 0 <= {t} <= _end - pos:")
-        out.append(f"{ind}    raise _badlen({t}, _end - pos)")
-
-    def read_raw(self, out: List[str], ind: str, t: str) -> None:
-        out.append(f"{ind}{t} = data[pos]")
-        out.append(f"{ind}if {t} < 128:")
-        out.append(f"{ind}    pos += 1")
-        out.append(f"{ind}else:")
-        out.append(f"{ind}    {t}, pos = _ru(data, pos)")
-
-    @staticmethod
-    def min_size(schema: Any, named: Dict[str, Any], seen: Optional[set] = None) -> int:
-        """Lower bound of the encoded size (0 or 1 is all that matters)."""
-        t = _rtype(schema)
-        if t == "null":
-            return 0
-        if t in ("record", "error", "request"):
-            seen = set() if seen is None else seen
-            if id(schema) in seen:
-                return 1
-            seen.add(id(schema))
-            return 1 if any(_Gen.min_size(f["type"], named, seen) for f in schema["fields"]) else 0
-        if t == "fixed":
-            return 1 if schema["size"] > 0 else 0
-        if t in AVRO_TYPES:
-            return 1
-        if t in named:
-            seen = set() if seen is None else seen
-            if t in seen:
-                return 1
-            seen.add(t)
-            return _Gen.min_size(named[t], named, seen)
-        return 1
-
-    def open_blocks(self, out: List[str], ind: str, c: str, item_min: int) -> str:
-        """Emit the block loop of an array or map up to (not including) ``for _ in range(count):``;
-        returns the block loop's indentation.
-
-        A negative count is followed by the block's byte size, which is read and ignored: items
-        are always walked, so nested blocks are checked too. Each block's count is charged to the
-        record's items budget, and (for items of at least one byte) compared with the bytes left,
-        before the loop runs.
-        """
-        self.uses_budget = True
-        self.read_long(out, ind, c)
-        out.append(f"{ind}while {c}:")
-        i2 = ind + "    "
-        out.append(f"{i2}if {c} < 0:")
-        out.append(f"{i2}    {c} = -{c}")
-        self.read_long(out, i2 + "    ", self.var("bs"))
-        out.append(f"{i2}_n -= {c}")
-        out.append(f"{i2}if _n < 0:")
-        out.append(f"{i2}    raise _too_many(_MAXI)")
-        if item_min:
-            out.append(f"{i2}if {c} > _end - pos:")
-            out.append(f"{i2}    raise _big({c}, _end - pos)")
-        return i2
-
-    def fixed_size(self, w: Any) -> int:
-        size = w.get("size") if isinstance(w, dict) else None
-        if type(size) is not int or size < 0:
-            raise SchemaMismatchError(f"fixed {w.get('name')!r} has an invalid size {size!r}")
-        return size
-
-    # -- read -------------------------------------------------------------------------------------
-    def read(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
-        """Emit code that decodes writer schema ``w`` (resolved against ``r``) into variable ``t``."""
-        if self.deep(ind) and self.resolved_type(w) in _COMPOSITE:
-            fname = self.var("_lvl")
-            self.helper(fname, lambda body: self.read(body, "    ", w, r, "v", cond), "v, pos, _n", False)
-            self.call(out, ind, fname, t)
-            return
-        rt = _rtype(w)
-        if r:
-            try:
-                r = self.match(w, r)
-            except SchemaResolutionError as e:
-                self.mismatch(out, ind, str(e), cond)
-                return
-        if rt not in AVRO_TYPES:
-            if not isinstance(rt, str) or rt not in self.wnamed:
-                raise SchemaMismatchError(f"unknown named type {rt!r} in the writer schema")
-            rnext = None
-            if r:
-                if not isinstance(r, str):
-                    # fastavro looks the reader up with named_schemas["reader"].get(r): unhashable
-                    raise Unsupported("reader schema for a named reference is not a name")
-                rnext = self.rnamed.get(r)
-            self.read(out, ind, self.wnamed[rt], rnext, t, cond)
-            return
-        if rt == "null":
-            out.append(f"{ind}{t} = None")
-        elif rt == "boolean":
-            out.append(f"{ind}{t} = data[pos] != 0")
-            out.append(f"{ind}pos += 1")
-        elif rt in ("int", "long"):
-            self.read_long(out, ind, t)
-        elif rt == "float":
-            out.append(f"{ind}{t}, = _uf(data, pos)")
-            out.append(f"{ind}pos += 4")
-        elif rt == "double":
-            out.append(f"{ind}{t}, = _ud(data, pos)")
-            out.append(f"{ind}pos += 8")
-        elif rt in ("string", "bytes"):
-            e = self.var("e")
-            self.read_len(out, ind, e)
-            out.append(f"{ind}{e} += pos")
-            if rt == "string":
-                out.append(f"{ind}{t} = data[pos:{e}].decode()")
-            else:
-                out.append(f"{ind}{t} = data[pos:{e}]")
-            out.append(f"{ind}pos = {e}")
-        elif rt == "fixed":
-            size = self.fixed_size(w)
-            out.append(f"{ind}{t} = data[pos:pos + {size!r}]")
-            out.append(f"{ind}pos += {size!r}")
-        elif rt == "enum":
-            self.read_enum(out, ind, w, r, t, cond)
-        elif rt == "array":
-            self.sd += 1
-            try:
-                self.read_array(out, ind, w, r, t)
-            finally:
-                self.sd -= 1
-        elif rt == "map":
-            self.sd += 1
-            try:
-                self.read_map(out, ind, w, r, t)
-            finally:
-                self.sd -= 1
-        elif rt in ("union", "error_union"):
-            self.read_union(out, ind, w, r, t)
-        elif rt in ("record", "error", "request"):
-            self.read_record_ref(out, ind, w, r, t, cond)
-        else:  # pragma: no cover
-            raise Unsupported(rt)
-
-        key = _logical_key(w) if isinstance(w, dict) and "logicalType" in w else None
-        if key is not None:
-            fn = LOGICAL_READERS.get(key)
-            if fn is not None:
-                if fn is _BUILTIN_LOGICAL.get(key) and key in _INLINE_LOGICAL:
-                    out.append(f"{ind}{t} = " + _INLINE_LOGICAL[key].format(v=t))
-                elif fn is _BUILTIN_LOGICAL.get(key) and key in ("bytes-decimal", "fixed-decimal") \
-                        and type(w.get("precision")) is int and type(w.get("scale", 0)) is int \
-                        and w["precision"] > 0:
-                    ctxn = self.const(Context(prec=w["precision"]), "dctx")
-                    scale = self.const(-w.get("scale", 0), "scale")
-                    out.append(
-                        f"{ind}{t} = {ctxn}.create_decimal(int.from_bytes({t}, 'big', signed=True))"
-                        f".scaleb({scale}, {ctxn})"
-                    )
-                else:
-                    fnn = self.const(fn, "lfn")
-                    wn = self.const(w, "ws")
-                    rn = self.const(r, "rs")
-                    out.append(f"{ind}{t} = {fnn}({t}, {wn}, {rn})")
-                return
-        if r is not None:
-            rr = _rtype(r)
-            if (rt, rr) in _NUMERIC_PROMOTE:
-                out.append(f"{ind}{t} = float({t})")
-            elif rt == "string" and rr == "bytes":
-                out.append(f"{ind}{t} = {t}.encode()")
-            elif rt == "bytes" and rr == "string":
-                out.append(f"{ind}{t} = {t}.decode()")
-
-    def read_enum(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
-        syms = w["symbols"]
-        table: Dict[int, Any] = {}
-        missing = False
-        if r:
-            if not isinstance(r, dict) or "symbols" not in r:
-                raise Unsupported("enum reader")
-            rsyms = r["symbols"]
-            default = r.get("default")
-            for i, s in enumerate(syms):
-                if s in rsyms:
-                    table[i] = s
-                elif default:
-                    table[i] = default
-                else:
-                    missing = True
-        else:
-            table = dict(enumerate(syms))
-        tn = self.const(table, "enum")
-        i = self.var("i")
-        self.read_long(out, ind, i)
-        if not missing:
-            out.append(f"{ind}{t} = {tn}.get({i})")
-            out.append(f"{ind}if {t} is None:")
-            out.append(f"{ind}    raise _bad_enum({i}, {len(syms)!r})")
-        else:
-            symn = self.const(tuple(syms), "syms")
-            rsn = self.const(list(r["symbols"]), "rsyms")
-            rnn = self.const(r.get("name"), "rname")
-            out.append(f"{ind}{t} = {tn}.get({i})")
-            out.append(f"{ind}if {t} is None:")
-            out.append(f"{ind}    raise _enum_miss({symn}, {i}, {rsn}, {rnn})")
-
-    def read_array(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
-        items = w["items"]
-        ritems = r["items"] if r else None
-        lst = self.var("l")
-        c = self.var("c")
-        x = self.var("x")
-        out.append(f"{ind}{lst} = []")
-        i2 = self.open_blocks(out, ind, c, self.min_size(items, self.wnamed))
-        out.append(f"{i2}for _ in range({c}):")
-        self.read(out, i2 + "    ", items, ritems, x, True)
-        out.append(f"{i2}    {lst}.append({x})")
-        self.read_long(out, i2, c)
-        out.append(f"{ind}{t} = {lst}")
-
-    def read_map(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
-        values = w["values"]
-        rvalues = r["values"] if r else None
-        d = self.var("m")
-        c = self.var("c")
-        x = self.var("x")
-        k = self.var("key")
-        out.append(f"{ind}{d} = {{}}")
-        i2 = self.open_blocks(out, ind, c, 1)
-        out.append(f"{i2}for _ in range({c}):")
-        i3 = i2 + "    "
-        self.read(out, i3, "string", None, k, True)
-        self.read(out, i3, values, rvalues, x, True)
-        out.append(f"{i3}{d}[{k}] = {x}")
-        self.read_long(out, i2, c)
-        out.append(f"{ind}{t} = {d}")
-
-    def read_union(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
-        raw = self.var("u")
-        self.read_raw(out, ind, raw)
-        first = True
-        for idx, branch in enumerate(w):
-            kw = "if" if first else "elif"
-            first = False
-            out.append(f"{ind}{kw} {raw} == {idx * 2!r}:")
-            i2 = ind + "    "
-            idx_reader = None
-            if r:
-                if not isinstance(r, list):
-                    if self.match_types(branch, r):
-                        self.read(out, i2, branch, r, t, True)
-                    else:
-                        out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
-                        continue
-                else:
-                    for rb in r:
-                        if self.match_types(branch, rb):
-                            idx_reader = rb
-                            self.read(out, i2, branch, rb, t, True)
-                            break
-                    else:
-                        out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
-                        continue
-            else:
-                self.read(out, i2, branch, None, t, True)
-            if self.rrn:
-                brt = _rtype(branch)
-                name = None
-                try:
-                    if brt == "record":
-                        name = idx_reader["name"] if idx_reader else branch["name"]
-                    elif brt not in AVRO_TYPES:
-                        name = self.rnamed[idx_reader]["name"] if idx_reader else self.wnamed[branch]["name"]
-                except Exception as e:
-                    raise Unsupported(f"return_record_name lookup: {e}")
-                if name is not None:
-                    out.append(f"{i2}{t} = ({self.const(name, 'rn')}, {t})")
-        out.append(f"{ind}else:")
-        out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
-
-    def read_record_ref(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
-        name = w.get("name")
-        if name is not None and (self.wcounts.get(name, 0) > 1 or name in self.building):
-            key = (name, id(r) if r is not None else None)
-            fname = self.funcs.get(key)
-            if fname is None:
-                fname = self.var("_rec")
-                self.funcs[key] = fname
-                self.ns[f"{fname}_r"] = r  # keep r alive: its id is part of the key
-                self.building.add(name)
-                try:
-                    self.helper(fname, lambda body: self.read_record(body, "    ", w, r, "rec", True), "rec, pos, _n", True)
-                finally:
-                    self.building.discard(name)
-            self.call(out, ind, fname, t)
-            return
-        if name is not None:
-            self.building.add(name)
-        try:
-            self.read_record(out, ind, w, r, t, cond)
-        finally:
-            if name is not None:
-                self.building.discard(name)
-
-    def read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
-        self.sd += 1
-        try:
-            self._read_record(out, ind, w, r, t, cond)
-        finally:
-            self.sd -= 1
-
-    def _read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
-        pairs: List[Tuple[str, str]] = []
-        if not r:
-            for f in w["fields"]:
-                v = self.var()
-                self.read(out, ind, f["type"], None, v, cond)
-                pairs.append((f["name"], v))
-        else:
-            if not isinstance(r, dict) or "fields" not in r:
-                raise Unsupported("record reader")
-            readers = {}
-            aliases = {}
-            for f in r["fields"]:
-                readers[f["name"]] = f
-                for a in f.get("aliases", []):
-                    aliases[a] = f
-            for f in w["fields"]:
-                rf = readers.get(f["name"], aliases.get(f["name"]))
-                if rf:
-                    if rf["name"] not in readers:
-                        raise Unsupported("reader field matched twice")
-                    v = self.var()
-                    self.read(out, ind, f["type"], rf["type"], v, cond)
-                    pairs.append((rf["name"], v))
-                    del readers[rf["name"]]
-                else:
-                    self.skip(out, ind, f["type"])
-            for fname, f in readers.items():
-                if "default" in f:
-                    d = f["default"]
-                    if isinstance(d, (dict, list)):
-                        pairs.append((f["name"], f"_deepcopy({self.const(d, 'dflt')})"))
-                    else:
-                        pairs.append((f["name"], self.const(d, "dflt")))
-                else:
-                    self.mismatch(out, ind, f"No default value for field {f['name']} in {r.get('name')}", cond)
-                    pairs.append((f["name"], "None"))
-        # field names are repr() literals: the dict display stays a literal (fast), and a name
-        # can only ever be a string constant in the code
-        out.append(f"{ind}{t} = {{" + ", ".join(f"{k!r}: {v}" for k, v in pairs) + "}")
-
-    # -- skip -------------------------------------------------------------------------------------
-    def skip(self, out: List[str], ind: str, w: Any) -> None:
-        """Emit code that steps over writer schema ``w``, with every check and limit of ``read``."""
-        rt = _rtype(w)
-        if rt not in AVRO_TYPES:
-            if not isinstance(rt, str) or rt not in self.wnamed:
-                raise SchemaMismatchError(f"unknown named type {rt!r} in the writer schema")
-            w = self.wnamed[rt]
-            rt = _rtype(w)
-        if rt == "null":
-            return
-        if self.deep(ind) and rt in _COMPOSITE:
-            fname = self.var("_lvs")
-            self.helper(fname, lambda body: self.skip(body, "    ", w), "pos, _n", False)
-            self.call(out, ind, fname, None)
-            return
-        if rt == "boolean":
-            out.append(f"{ind}pos += 1")
-        elif rt in ("int", "long"):
-            self.read_long(out, ind, self.var("s"))
-        elif rt == "enum":
-            s = self.var("s")
-            self.read_long(out, ind, s)
-            out.append(f"{ind}if not 0 <= {s} < {len(w['symbols'])!r}:")
-            out.append(f"{ind}    raise _bad_enum({s}, {len(w['symbols'])!r})")
-        elif rt == "float":
-            out.append(f"{ind}pos += 4")
-        elif rt == "double":
-            out.append(f"{ind}pos += 8")
-        elif rt in ("string", "bytes"):
-            n = self.var("s")
-            self.read_len(out, ind, n)
-            out.append(f"{ind}pos += {n}")
-        elif rt == "fixed":
-            out.append(f"{ind}pos += {self.fixed_size(w)!r}")
-        elif rt in ("array", "map"):
-            c = self.var("c")
-            inner = w["items"] if rt == "array" else w["values"]
-            i2 = self.open_blocks(out, ind, c, 1 if rt == "map" else self.min_size(inner, self.wnamed))
-            body: List[str] = []
-            self.sd += 1
-            try:
-                if rt == "map":
-                    self.skip(body, i2 + "    ", "string")
-                self.skip(body, i2 + "    ", inner)
-            finally:
-                self.sd -= 1
-            if body:  # zero-byte items need no loop: their count was charged to the budget
-                out.append(f"{i2}for _ in range({c}):")
-                out.extend(body)
-            self.read_long(out, i2, c)
-        elif rt in ("union", "error_union"):
-            raw = self.var("u")
-            self.read_raw(out, ind, raw)
-            for idx, branch in enumerate(w):
-                out.append(f"{ind}{'if' if idx == 0 else 'elif'} {raw} == {idx * 2!r}:")
-                body = []
-                self.skip(body, ind + "    ", branch)
-                out.extend(body if body else [f"{ind}    pass"])
-            out.append(f"{ind}else:")
-            out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
-        elif rt in ("record", "error", "request"):
-            name = w.get("name")
-            if name is not None and (self.wcounts.get(name, 0) > 1 or name in self.building):
-                key = ("skip", name)
-                fname = self.funcs.get(key)
-                if fname is None:
-                    fname = self.var("_skip")
-                    self.funcs[key] = fname
-                    self.building.add(name)
-                    try:
-                        self.helper(fname, lambda body: self.skip_fields(body, "    ", w), "pos, _n", True)
-                    finally:
-                        self.building.discard(name)
-                self.call(out, ind, fname, None)
-            else:
-                if name is not None:
-                    self.building.add(name)
-                try:
-                    self.skip_fields(out, ind, w)
-                finally:
-                    if name is not None:
-                        self.building.discard(name)
-        else:  # pragma: no cover
-            raise Unsupported(rt)
-
-    def skip_fields(self, out: List[str], ind: str, w: Any) -> None:
-        self.sd += 1
-        try:
-            for f in w["fields"]:
-                self.skip(out, ind, f["type"])
-        finally:
-            self.sd -= 1
-
-
-def _is_raw_bytes(schema: Any) -> bool:
-    # confluent-kafka writes and reads a schema of type "bytes" as the raw payload (no length)
-    return schema == "bytes" or (isinstance(schema, dict) and schema.get("type") == "bytes")
-
-
-def _parse(schema: Any, role: str, limits: Limits, check_names: bool) -> Any:
-    if check_names:
-        check_schema(schema, role, limits.max_schema_depth)  # before parse_schema walks it
+from ._generator import Unsupported, is_raw_bytes, parse, too_deep_to_build
+from ._generator import is_raw_bytes as _is_raw_bytes  # the name serdes.avro._deserializer imports
+from ._runtime import _bad
+
+__all__ = [
+    "Unsupported", "_is_raw_bytes", "check_value", "compile_decoder", "compile_encoder", "compile_validator", "encoder_source",
+    "generated_source",
+]
+
+
+def _decoder(
+    writer: Any, reader: Any, return_record_name: bool, with_ctx: bool, has_from_dict: bool, limits: Limits,
+    check_resolution: bool,
+) -> Tuple[str, Dict[str, Any]]:
+    """The decoder's source and namespace; with ``check_resolution``, SchemaMismatchError when the
+    writer schema can never be read with the reader schema."""
     try:
-        return parse_schema(schema)
+        writer, reader = decoder_schemas(writer, reader, limits)
+        gen = DecoderGenerator(writer, reader, return_record_name, limits)
+        src = gen.decoder_module(with_ctx, has_from_dict)
     except RecursionError:
-        raise SchemaMismatchError(f"the {role} schema nests too deep to parse") from None
+        raise too_deep_to_build(limits) from None
+    if check_resolution and gen.eager_errors:
+        raise SchemaMismatchError("writer schema cannot be read with the reader schema: " + "; ".join(gen.eager_errors))
+    return src, gen.ns
 
 
-def _too_deep_to_build(limits: Limits) -> SchemaMismatchError:
-    # only reachable when serdes.max.schema.depth is set far above its default
-    return SchemaMismatchError(
-        f"the schema nests too deep to generate code for (serdes.max.schema.depth={limits.max_schema_depth})"
-    )
-
-
-def _top(g: _Gen, body: List[str], sig: str, tail: List[str]) -> str:
-    head: List[str] = []
-    if g.uses_budget:
-        head.append("    _n = _MAXI")
-    return "\n".join(g.func_src) + "\n" + sig + "\n" + "\n".join(head + body + tail) + "\n"
-
-
-def _build(
-    writer: Any,
-    reader: Any,
-    return_record_name: bool,
-    with_ctx: bool,
-    has_from_dict: bool = False,
-    limits: Limits = DEFAULT_LIMITS,
-    check_names: bool = True,
-) -> Tuple[str, Dict[str, Any], List[str]]:
-    # check_names=False exists only for tests proving the generator itself never pastes a name
-    writer = _parse(writer, "writer", limits, check_names)
-    if reader is not None:
-        reader = _parse(reader, "reader", limits, check_names)
-        if writer == reader:
-            reader = None
-    g = _Gen(writer, reader, return_record_name, limits)
-    body: List[str] = []
-    tail: List[str] = []
-    if _is_raw_bytes(writer):
-        body.append("    v = data[pos:]")
-        body.append("    if type(v) is not _bytes:")
-        body.append("        v = _bytes(v)")
-    else:
-        body.append("    if type(data) is not _bytes:")
-        body.append("        data = _bytes(data)")
-        g.read(body, "    ", writer, reader, "v", False)
-        body.append("    if pos != len(data):")
-        body.append("        raise _trailing(data, pos)")
-    if with_ctx and has_from_dict:
-        tail.append("    return from_dict(v, ctx)")
-    else:
-        tail.append("    return v")
-    sig = "def decode(data, pos, ctx=None):" if with_ctx else "def decode(data, pos=0):"
-    if not _is_raw_bytes(writer):
-        # the length check in the top function reads data after the bytes() conversion
-        body.insert(2, "    _end = len(data)")
-    src = _top(g, body, sig, tail)
-    return src, g.ns, g.eager_errors
-
-
-def generated_source(writer: Any, reader: Any = None, return_record_name: bool = False, limits: Limits = DEFAULT_LIMITS) -> str:
-    """The Python source serdes generates for a schema pair (for debugging and docs)."""
-    return _build(writer, reader, return_record_name, True, limits=limits)[0]
+def generated_source(
+    writer: Any, reader: Any = None, return_record_name: bool = False, limits: Limits = DEFAULT_LIMITS,
+    check_resolution: bool = False,
+) -> str:
+    """The source :func:`compile_decoder` compiles for a schema pair (with ``ctx``, no ``from_dict``);
+    ``check_resolution`` raises as :func:`compile_decoder` does for a pair that can never be read.
+    Users call :func:`serdes.avro.generated_source`."""
+    return _decoder(writer, reader, return_record_name, True, False, limits, check_resolution)[0]
 
 
 def compile_decoder(
@@ -854,12 +87,7 @@ def compile_decoder(
         Unsupported: the reader schema takes a fastavro resolution path the generator does not
             reproduce (see :func:`compile_validator` for what serdes then does).
     """
-    try:
-        src, ns, eager = _build(writer, reader, return_record_name, with_ctx, from_dict is not None, limits)
-    except RecursionError:
-        raise _too_deep_to_build(limits) from None
-    if eager:
-        raise SchemaMismatchError("writer schema cannot be read with the reader schema: " + "; ".join(eager))
+    src, ns = _decoder(writer, reader, return_record_name, with_ctx, from_dict is not None, limits, True)
     ns["from_dict"] = from_dict
     return compile_generated(src, "decoder", ns, "decode")
 
@@ -872,16 +100,79 @@ def compile_validator(writer: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[
     ever sees payloads the strict decoder would have accepted: bounded item counts, depth and
     lengths, in-range enum and union indexes, 10-byte varints, no trailing bytes.
     """
-    parsed = _parse(writer, "writer", limits, True)
-    if _is_raw_bytes(parsed):
+    parsed = parse(writer, "writer", limits)
+    if is_raw_bytes(parsed):
         return lambda data, pos: None
-    body = ["    if type(data) is not _bytes:", "        data = _bytes(data)", "    _end = len(data)"]
     try:
-        g = _Gen(parsed, None, False, limits)
-        g.skip(body, "    ", parsed)
+        gen = DecoderGenerator(parsed, None, False, limits)
+        src = gen.validator_module()
     except RecursionError:
-        raise _too_deep_to_build(limits) from None
-    body.append("    if pos != len(data):")
-    body.append("        raise _trailing(data, pos)")
-    src = _top(g, body, "def validate(data, pos):", ["    return pos"])
-    return compile_generated(src, "validator", g.ns, "validate")
+        raise too_deep_to_build(limits) from None
+    return compile_generated(src, "validator", gen.ns, "validate")
+
+
+def check_value(parsed: Any, obj: Any, strict: bool = False) -> None:
+    """Raise :class:`ValidationError` (with the field path) unless ``obj`` validates against ``parsed``."""
+    try:
+        _fa_validate(obj, parsed, raise_errors=True, strict=strict)
+    except _FaValidationError as e:
+        raise ValidationError(f"value does not match the schema: {'; '.join(map(str, e.errors)) or e}") from None
+    except Exception as e:  # noqa: BLE001 - validate itself choked on the value
+        raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
+
+
+def _fastavro_encoder(parsed: Any, prefix: bytes, strict: bool, strict_allow_default: bool) -> Callable[[Any], bytes]:
+    """fastavro's encoder: :func:`check_value`, then ``schemaless_writer`` after ``prefix``."""
+    def slow(obj: Any) -> bytes:
+        check_value(parsed, obj, strict)
+        fo = io.BytesIO()
+        fo.write(prefix)
+        try:
+            schemaless_writer(fo, parsed, obj, strict=strict, strict_allow_default=strict_allow_default)
+        except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as e:
+            raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
+        return fo.getvalue()
+
+    return slow
+
+
+def compile_encoder(
+    schema: Any,
+    prefix: bytes = b"",
+    strict: bool = False,
+    strict_allow_default: bool = False,
+    to_dict: Optional[Callable[[Any, Any], Any]] = None,
+    limits: Limits = DEFAULT_LIMITS,
+    role: str = "serializer's",
+) -> Callable[[Any, Any], bytes]:
+    """``encode(obj, ctx) -> prefix + payload`` for ``schema`` (already parsed or not).
+
+    Raises :class:`SchemaMismatchError` when a name in ``schema`` is not an Avro name, the schema
+    nests deeper than ``limits.max_schema_depth``, or the generated encoder cannot be built;
+    ``role`` says whose schema it is in that message ("serializer's", "registry").
+    """
+    parsed = parse(schema, role, limits)
+    slow = _fastavro_encoder(parsed, prefix, strict, strict_allow_default)
+    if is_raw_bytes(parsed):
+        # confluent-kafka writes a "bytes" schema as the raw value (str is UTF-8 encoded)
+        def encode_raw(obj: Any, ctx: Any) -> bytes:
+            if to_dict is not None:
+                obj = to_dict(obj, ctx)
+            if isinstance(obj, (bytes, bytearray)):
+                return prefix + bytes(obj)
+            if isinstance(obj, str):
+                return prefix + obj.encode()
+            raise _bad("bytes", obj, "bytes")
+
+        return encode_raw
+    generated = None
+    if not (strict or strict_allow_default):
+        generated = encoder_source(parsed, to_dict is not None, limits, role)
+    if generated is None:
+        def encode_slow(obj: Any, ctx: Any = None) -> bytes:
+            return slow(obj if to_dict is None else to_dict(obj, ctx))
+
+        return encode_slow
+    code, ns = generated
+    ns.update(PREFIX=prefix, slow=slow, to_dict=to_dict)
+    return compile_generated(code, "encoder", ns, "encode")

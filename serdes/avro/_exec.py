@@ -1,6 +1,6 @@
 """The one place generated Avro code is compiled and run.
 
-The generators (``_codegen``, ``_encgen``) build source from the schema's *structure* only: every
+The generators (``_decgen``, ``_encgen``) build source from the schema's *structure* only: every
 schema string (names, field names, symbols, defaults, logical type names) reaches the source as a
 ``repr()`` literal or a constant bound in the exec namespace. As a second line of defence, before
 executing anything this module parses the source and checks it is what a generator can produce:

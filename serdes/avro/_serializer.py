@@ -12,7 +12,7 @@ from .._confluent import get_parsed_schema
 from .._errors import RecordLocation, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Encoder, FastSerializer
-from ._encgen import compile_encoder
+from ._codegen import compile_encoder
 from ._schema_check import check_schema
 
 __all__ = ["AvroSerializer"]

@@ -8,8 +8,9 @@ from typing import Any, Optional
 
 from .._errors import SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
-from ._codegen import Unsupported, _build, _parse
-from ._encgen import encoder_source
+from ._codegen import Unsupported, encoder_source
+from ._codegen import generated_source as _decoder_source
+from ._generator import is_raw_bytes, parse
 
 __all__ = ["generated_source"]
 
@@ -64,20 +65,13 @@ def generated_source(
     if kind == "encoder":
         if reader_schema is not None:
             raise ValueError("an encoder has no reader schema")
-        parsed = _parse(writer, "serializer's", limits, True)
-        if parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes"):
+        parsed = parse(writer, "serializer's", limits)
+        if is_raw_bytes(parsed):
             return None
         generated = encoder_source(parsed, False, limits)
         return None if generated is None else generated[0]
     reader = None if reader_schema is None else _schema(reader_schema, "reader")
     try:
-        src, _, eager = _build(writer, reader, return_record_name, True, False, limits)
+        return _decoder_source(writer, reader, return_record_name, limits, check_resolution=True)
     except Unsupported:
         return None
-    except RecursionError:
-        raise SchemaMismatchError(
-            f"the schema nests too deep to generate code for (serdes.max.schema.depth={limits.max_schema_depth})"
-        ) from None
-    if eager:
-        raise SchemaMismatchError("writer schema cannot be read with the reader schema: " + "; ".join(eager))
-    return src

@@ -13,12 +13,6 @@ from confluent_kafka.schema_registry import protobuf as _confluent
 
 from .. import _exports
 
-# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
-_exports.reexport(globals(), _confluent, (
-    "decimal_to_protobuf", "get_inline_tags", "get_type", "is_map_field", "protobuf_to_decimal",
-    "protobuf_to_variant", "transform", "validate_message", "variant_to_protobuf"
-))
-
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
 try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
     from ._builders import (
@@ -31,6 +25,12 @@ except ImportError:  # pragma: no cover - older confluent-kafka
     pass
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer, WrongMessageTypeError
+
+# confluent-kafka's schema helpers, re-exported as they are (each where the installed version has it)
+_exports.reexport(globals(), _confluent, (
+    "decimal_to_protobuf", "get_inline_tags", "get_type", "is_map_field", "protobuf_to_decimal",
+    "protobuf_to_variant", "transform", "validate_message", "variant_to_protobuf"
+))
 
 __all__ = [
     "ProtobufSerializer",

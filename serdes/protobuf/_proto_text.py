@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from typing import Dict, Optional
+from typing import Dict, Optional, Set
 
 from google.protobuf import descriptor_pb2, descriptor_pool
 
@@ -66,7 +66,7 @@ def parse_proto(
     descriptors. Imports missing from ``deps`` come from the protobuf runtime's default pool.
     The result is named ``name`` (never used as a path)."""
     try:
-        import grpc_tools  # type: ignore[import-not-found]
+        import grpc_tools
     except ImportError:
         raise SchemaMismatchError(
             f"the registry returned {name!r} as .proto source; decoding it without generated classes "
@@ -76,7 +76,7 @@ def parse_proto(
 
     known: Dict[str, descriptor_pb2.FileDescriptorProto] = dict(deps or {})
     fds = descriptor_pb2.FileDescriptorSet()
-    seen: set = set()
+    seen: Set[str] = set()
 
     def add(path: str) -> None:
         if path in seen:
@@ -102,11 +102,11 @@ def parse_proto(
     with tempfile.TemporaryDirectory(prefix="serdes-proto-") as tmp:
         src = os.path.join(tmp, "src")
         os.mkdir(src)
-        with open(os.path.join(src, _SOURCE_NAME), "w", encoding="utf-8") as f:
-            f.write(text)
+        with open(os.path.join(src, _SOURCE_NAME), "w", encoding="utf-8") as source_file:
+            source_file.write(text)
         deps_file = os.path.join(tmp, "deps.desc")
-        with open(deps_file, "wb") as f:
-            f.write(fds.SerializeToString())
+        with open(deps_file, "wb") as deps_out:
+            deps_out.write(fds.SerializeToString())
         out = os.path.join(tmp, "out.desc")
         argv = [sys.executable, "-c", _CHILD, str(PROTOC_MEMORY), f"-I{src}", f"--descriptor_set_in={deps_file}",
                 f"--descriptor_set_out={out}", _SOURCE_NAME]
@@ -126,8 +126,9 @@ def parse_proto(
             how = f"exit {proc.returncode}" if proc.returncode > 0 else f"killed by signal {-proc.returncode}"
             raise SchemaMismatchError(f"protoc could not compile {name!r} ({how}): {detail or 'invalid source'}")
         result = descriptor_pb2.FileDescriptorSet()
-        with open(out, "rb") as f:
-            result.ParseFromString(f.read())
+        with open(out, "rb") as result_in:
+            result.ParseFromString(result_in.read())
+    fdp: descriptor_pb2.FileDescriptorProto
     for fdp in result.file:
         if fdp.name == _SOURCE_NAME:
             fdp.name = name

@@ -40,7 +40,7 @@ from .._errors import (
     UnknownSchemaError,
 )
 from .._limits import DEFAULT_LIMITS, Limits
-from .._registry import TRANSPORT_ERRORS, checked_schema, registry_call
+from .._registry import checked_schema, registry_call
 from .._wire import SchemaRef
 from ._names import check_import_name
 
@@ -208,29 +208,34 @@ def build_pool(
     def collect(s: Schema, visiting: Set[str], depth: int) -> None:
         nonlocal fetched
         for ref in s.references or []:
-            check_import_name(ref.name, "schema reference", location, schema_id)
-            if ref.name in protos or ref.name in visiting:
+            name = check_import_name(ref.name, "schema reference", location, schema_id)
+            if name in protos or name in visiting:
                 continue
-            if is_builtin(ref.name) and _in_default_pool(ref.name):
+            if is_builtin(name) and _in_default_pool(name):
                 continue
+            subject, version = ref.subject, ref.version
+            if subject is None or version is None:
+                raise SchemaMismatchError(
+                    f"schema reference {name!r} has no subject or version", location, schema_id,
+                )
             if depth >= limits.max_schema_depth:
                 raise SchemaMismatchError(
-                    f"schema reference {ref.name!r} is nested deeper than serdes.max.schema.depth={limits.max_schema_depth}",
+                    f"schema reference {name!r} is nested deeper than serdes.max.schema.depth={limits.max_schema_depth}",
                     location, schema_id,
                 )
             fetched += 1
             if fetched > limits.max_references:
                 raise SchemaMismatchError(
-                    f"schema reference {ref.name!r}: the schema pulls more than serdes.max.references="
+                    f"schema reference {name!r}: the schema pulls more than serdes.max.references="
                     f"{limits.max_references} references from the registry",
                     location, schema_id,
                 )
-            visiting.add(ref.name)
+            visiting.add(name)
             if registry is None:
-                raise SchemaMismatchError(f"schema references {ref.name!r} but there is no registry client", location, schema_id)
-            registered = fetch_version(registry, ref.subject, ref.version, location)
+                raise SchemaMismatchError(f"schema references {name!r} but there is no registry client", location, schema_id)
+            registered = fetch_version(registry, subject, version, location)
             collect(registered.schema, visiting, depth + 1)
-            protos[ref.name] = _parse(ref.name, registered.schema.schema_str, location, schema_id, protos)
+            protos[name] = _parse(name, registered.schema.schema_str, location, schema_id, protos)
 
     collect(schema, set(), 0)
     root = _parse(None, schema.schema_str, location, schema_id, protos)

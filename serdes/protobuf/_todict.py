@@ -14,7 +14,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
 __all__ = ["dict_converter"]
 
-_converters: Dict[Any, Callable[[Any], dict]] = {}
+_converters: Dict[Any, Callable[[Any], Dict[str, Any]]] = {}
 _REPEATED = FieldDescriptor.LABEL_REPEATED
 
 
@@ -22,7 +22,8 @@ def _is_repeated(f: FieldDescriptor) -> bool:
     rep = getattr(f, "is_repeated", None)
     if rep is not None and not callable(rep):
         return bool(rep)
-    return f.label == _REPEATED
+    # protobuf < 5.29 has no is_repeated; types-protobuf (7.x) no longer declares label
+    return bool(f.label == _REPEATED)  # type: ignore[attr-defined]
 
 
 def _has_presence(f: FieldDescriptor) -> bool:
@@ -42,7 +43,7 @@ def _value_fn(f: FieldDescriptor) -> Callable[[Any], Any]:
     return None  # type: ignore[return-value]
 
 
-def dict_converter(desc: Descriptor) -> Callable[[Any], dict]:
+def dict_converter(desc: Descriptor) -> Callable[[Any], Dict[str, Any]]:
     """A function turning a message of type ``desc`` into a dict (cached per descriptor)."""
     key = desc  # descriptors are hashable and unique per pool
     conv = _converters.get(key)
@@ -60,8 +61,8 @@ def dict_converter(desc: Descriptor) -> Callable[[Any], dict]:
         else:
             plan.append((f.name, "plain", _value_fn(f)))
 
-    def convert(msg: Any) -> dict:
-        out = {}
+    def convert(msg: Any) -> Dict[str, Any]:
+        out: Dict[str, Any] = {}
         for name, kind, fn in plan:
             v = getattr(msg, name)
             if kind == "plain":

@@ -382,7 +382,7 @@ def test_raw_bytes_schema_is_the_whole_payload() -> None:
 @_SETTINGS
 @given(schema_and_record())
 def test_generated_encoder_matches_fastavro_writer(sr: Any) -> None:
-    from serdes.avro._encgen import compile_encoder
+    from serdes.avro._codegen import compile_encoder
 
     schema, rec = sr
     assert compile_encoder(schema, b"\x00\x00\x00\x00\x07")(rec, None) == b"\x00\x00\x00\x00\x07" + _enc(schema, rec)
@@ -390,7 +390,7 @@ def test_generated_encoder_matches_fastavro_writer(sr: Any) -> None:
 
 def test_encoder_rejects_what_fastavro_writes_as_garbage() -> None:
     from serdes import ValidationError
-    from serdes.avro._encgen import compile_encoder
+    from serdes.avro._codegen import compile_encoder
 
     s = {"type": "record", "name": "R", "fields": [
         {"name": "a", "type": "int"},

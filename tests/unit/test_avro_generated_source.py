@@ -15,7 +15,7 @@ from serdes import CorruptPayloadError, SchemaMismatchError, ValidationError
 from serdes.avro import AvroDeserializer, AvroSerializer, generated_source
 from serdes.avro import _exec
 from serdes.avro._codegen import compile_decoder
-from serdes.avro._encgen import compile_encoder
+from serdes.avro._codegen import compile_encoder
 
 USER = {"type": "record", "name": "User", "namespace": "t", "fields": [
     {"name": "name", "type": "string"},

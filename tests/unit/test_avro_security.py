@@ -36,10 +36,9 @@ from hypothesis import strategies as st
 from serdes import CorruptPayloadError, SchemaMismatchError
 from serdes._limits import Limits
 from serdes.avro import AvroDeserializer, AvroSerializer
-from serdes.avro import _codegen, _encgen
-from serdes.avro._codegen import compile_decoder, compile_validator
+from serdes.avro import _codegen, _generator
+from serdes.avro._codegen import compile_decoder, compile_encoder, compile_validator
 from serdes.avro._deserializer import compile_avro_decoder
-from serdes.avro._encgen import compile_encoder
 from serdes.avro._exec import compile_generated
 from serdes.avro._schema_check import valid_name
 
@@ -238,12 +237,11 @@ def test_generated_code_has_the_same_ast_whatever_the_names(
         fastavro.parse_schema(reader)
     except Exception:
         assume(False)  # fastavro's own parser refuses it: nothing to generate
-    with mock.patch.object(_codegen, "check_schema", lambda *a: None), \
-            mock.patch.object(_encgen, "check_schema", lambda *a: None):
+    with mock.patch.object(_generator, "check_schema", lambda *a: None):
         for w, r in ((writer, None), (writer, reader)):
             bench = (bw, None if r is None else br)
-            src = _codegen._build(w, r, rrn, True)[0]
-            assert _shape(src) == _shape(_codegen._build(bench[0], bench[1], rrn, True)[0])
+            src = _codegen.generated_source(w, r, rrn)
+            assert _shape(src) == _shape(_codegen.generated_source(bench[0], bench[1], rrn))
             dec = compile_decoder(w, r, rrn)
             assert _shape(dec.__serdes_source__) == _shape(src)
         enc = compile_encoder(writer)

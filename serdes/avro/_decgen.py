@@ -1,0 +1,667 @@
+"""The Avro decoder generator.
+
+For each (writer schema, reader schema) pair serdes generates one specialised Python function
+that decodes a payload straight from ``bytes`` with an integer position: no ``BytesIO``, no
+per-value dispatch on the schema, no schema resolution at read time. Its source is built here
+(:class:`DecoderGenerator`), compiled once by :func:`serdes.avro._codegen.compile_decoder` and cached
+by the deserializer per writer schema id. The same generator emits the *validator* of a writer
+schema (:meth:`DecoderGenerator.validator_module`): the checks of the decoder, building nothing.
+
+Semantics are fastavro's (the library confluent-kafka decodes with), reproduced decision by
+decision: schema resolution uses fastavro's own ``match_schemas``/``match_types`` at build time,
+logical types are keyed on the *writer* schema and applied through fastavro's
+``LOGICAL_READERS`` table (so user-registered and confluent-registered logical types behave the
+same), promotions follow ``maybe_promote``, reader defaults are returned as written in the schema.
+Where a *reader* schema hits a fastavro resolution path that cannot be reproduced exactly,
+:class:`~serdes.avro._generator.Unsupported` is raised; the deserializer then decodes that schema
+pair with fastavro, but only after the generated validator for the writer schema has accepted the
+payload.
+
+What serdes does *stricter* than fastavro, on purpose ("garbage in never returns a value"):
+
+* the payload must be consumed exactly; trailing bytes raise :class:`CorruptPayloadError`;
+* a string/bytes length that is negative or longer than the bytes left, a varint longer than 10
+  bytes, a union index or enum index out of range (fastavro indexes Python lists, so ``-1`` reads
+  the last branch), an array or map block count larger than the bytes left raise
+  :class:`CorruptPayloadError`.
+
+Limits (:class:`serdes._limits.Limits`, checked before anything is allocated): the items of all
+arrays and maps of one record, skipped ones included, are counted against ``max_items`` one block
+at a time (a block of zero-byte items, ``array<null>``, costs no payload bytes, so this is what
+bounds it); a recursive named type is entered at most ``max_depth`` levels deep; a schema nesting
+deeper than ``max_schema_depth`` or with a name that is not an Avro name is refused at parse time
+(:func:`serdes.avro._generator.parse`).
+
+The generated code calls the helpers of :mod:`serdes.avro._runtime` (``DECODER_NAMESPACE``); a
+value nested past :data:`~serdes.avro._generator.OUTLINE_LEVEL` blocks is decoded by a function of
+its own, so any schema depth compiles.
+"""
+
+from __future__ import annotations
+
+from decimal import Context
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+
+from fastavro._read_common import SchemaResolutionError
+from fastavro.const import AVRO_TYPES
+from fastavro.read import LOGICAL_READERS
+
+from .._errors import SchemaMismatchError
+from .._limits import Limits
+from ._generator import COMPOSITE, Generator, Unsupported, is_raw_bytes, named_types, parse, type_of
+from ._runtime import DECODER_NAMESPACE
+
+_fa_match_schemas: Optional[Callable[..., Any]]
+_fa_match_types: Optional[Callable[..., Any]]
+try:  # fastavro's pure-Python resolution rules: the Cython reader implements the same ones
+    from fastavro._read_py import match_schemas as _fa_match_schemas
+    from fastavro._read_py import match_types as _fa_match_types
+except Exception:  # pragma: no cover - fastavro layout change
+    _fa_match_schemas = None
+    _fa_match_types = None
+
+__all__ = ["DecoderGenerator", "decoder_schemas"]
+
+# fastavro's built-in logical readers, captured at import: a table entry still pointing at one of
+# these is inlined; anything else in the table (user- or confluent-registered) is called.
+_BUILTIN_LOGICAL = {k: v for k, v in LOGICAL_READERS.items()}
+_INLINE_LOGICAL = {
+    # positional timedelta(days, seconds, microseconds, milliseconds): same value as the keyword
+    # form fastavro uses, without keyword parsing (~30% faster per timestamp)
+    "long-timestamp-millis": "_epoch + _td(0, 0, 0, {v})",
+    "long-timestamp-micros": "_epoch + _td(0, 0, {v})",
+    "long-local-timestamp-millis": "_epoch_naive + _td(0, 0, 0, {v})",
+    "long-local-timestamp-micros": "_epoch_naive + _td(0, 0, {v})",
+    "int-date": "_fromordinal({v} + _DAYS_SHIFT)",
+    "string-uuid": "_UUID({v})",
+}
+
+_NUMERIC_PROMOTE = {("int", "float"), ("int", "double"), ("long", "float"), ("long", "double")}
+
+
+def _logical_key(schema: Any) -> Optional[str]:
+    if not isinstance(schema, dict):
+        return None
+    lt = schema.get("logicalType")
+    if lt:
+        return f"{schema['type']}-{lt}"
+    return None
+
+
+def decoder_schemas(writer: Any, reader: Any, limits: Limits, check_names: bool = True) -> Tuple[Any, Any]:
+    """The parsed (writer, reader) pair to generate a decoder for; reader ``None`` when it is
+    absent or equal to the writer (no resolution)."""
+    writer = parse(writer, "writer", limits, check_names)
+    if reader is not None:
+        reader = parse(reader, "reader", limits, check_names)
+        if writer == reader:
+            reader = None
+    return writer, reader
+
+
+class DecoderGenerator(Generator):
+    """Emits the decoder of parsed ``writer`` resolved against parsed ``reader`` (``None``: none),
+    or the validator of ``writer``.
+
+    Emitting methods: ``read`` (decode a value into a local), ``skip`` (step over it with every
+    check of ``read``); ``eager_errors`` collects the resolution errors on a path every record
+    takes (the schema pair can never be read).
+    """
+
+    def __init__(self, writer: Any, reader: Any, return_record_name: bool, limits: Limits) -> None:
+        super().__init__(DECODER_NAMESPACE, limits)
+        self.writer, self.reader = writer, reader
+        self.collect_named(writer)
+        self.reader_named: Dict[str, Any] = {}
+        if reader is not None:
+            named_types(reader, self.reader_named, {})
+        # what fastavro's match_schemas / match_types look named types up in
+        self.resolution_names = {"writer": self.named, "reader": self.reader_named}
+        self.return_record_name = return_record_name
+        self.ns["_MAXI"] = limits.max_items
+        self.ns["_MAXD"] = limits.max_depth
+        self.eager_errors: List[str] = []
+        # value depth of the code being emitted, relative to the function it is emitted into
+        self.depth = 0
+        # False while emitting the entry function (whose depth is 0 and which has no _d)
+        self.in_outlined = False
+        # the entry function uses the items budget _n (blocks or outlined calls)
+        self.uses_budget = False
+
+    # -- the modules ------------------------------------------------------------------------------
+    def _entry(self, sig: str, body: List[str], tail: List[str]) -> str:
+        head = ["    _n = _MAXI"] if self.uses_budget else []
+        return self.module_source([sig] + head + body + tail)
+
+    def decoder_module(self, with_ctx: bool, has_from_dict: bool) -> str:
+        """``decode(data, pos, ctx=None)`` (``decode(data, pos=0)`` without ``with_ctx``), returning
+        the value of ``data[pos:]`` (through ``from_dict(v, ctx)`` with ``has_from_dict``)."""
+        body: List[str] = []
+        if is_raw_bytes(self.writer):
+            body.append("    v = data[pos:]")
+            body.append("    if type(v) is not _bytes:")
+            body.append("        v = _bytes(v)")
+        else:
+            body.append("    if type(data) is not _bytes:")
+            body.append("        data = _bytes(data)")
+            # the length check in the entry function reads data after the bytes() conversion
+            body.append("    _end = len(data)")
+            self.read(body, "    ", self.writer, self.reader, "v", False)
+            body.append("    if pos != len(data):")
+            body.append("        raise _trailing(data, pos)")
+        tail = ["    return from_dict(v, ctx)" if with_ctx and has_from_dict else "    return v"]
+        sig = "def decode(data, pos, ctx=None):" if with_ctx else "def decode(data, pos=0):"
+        return self._entry(sig, body, tail)
+
+    def validator_module(self) -> str:
+        """``validate(data, pos)``: raises unless ``data[pos:]`` is exactly one value of the writer
+        schema within the limits (the writer schema is not ``"bytes"``)."""
+        body = ["    if type(data) is not _bytes:", "        data = _bytes(data)", "    _end = len(data)"]
+        self.skip(body, "    ", self.writer)
+        body.append("    if pos != len(data):")
+        body.append("        raise _trailing(data, pos)")
+        return self._entry("def validate(data, pos):", body, ["    return pos"])
+
+    # -- emitting helpers -------------------------------------------------------------------------
+    def match(self, w: Any, r: Any) -> Any:
+        if _fa_match_schemas is None:  # pragma: no cover - fastavro layout change
+            raise Unsupported("fastavro resolution rules unavailable")
+        return _fa_match_schemas(w, r, self.resolution_names)
+
+    def match_types(self, w: Any, r: Any) -> bool:
+        if _fa_match_types is None:  # pragma: no cover - fastavro layout change
+            raise Unsupported("fastavro resolution rules unavailable")
+        return bool(_fa_match_types(w, r, self.resolution_names))
+
+    def mismatch(self, out: List[str], ind: str, msg: str, cond: bool) -> None:
+        if not cond:
+            self.eager_errors.append(msg)
+        out.append(f"{ind}raise _Mismatch({msg!r})")
+
+    def depth_arg(self) -> str:
+        """The value depth at the current emission point, as an expression."""
+        if not self.in_outlined:
+            return repr(self.depth)
+        return f"_d + {self.depth}" if self.depth else "_d"
+
+    def outline(self, fname: str, emit: Callable[[List[str]], None], ret: str, depth_check: bool) -> None:
+        """Add ``def fname(data, pos, _n, _d)`` whose body ``emit`` writes at one indentation level,
+        returning ``ret``; ``_d`` is the value depth at the call, ``_n`` the items budget left."""
+        body: List[str] = ["    _end = len(data)"]
+        if depth_check:
+            body.append("    if _d > _MAXD:")
+            body.append("        raise _too_deep(_MAXD)")
+        saved = (self.depth, self.in_outlined)
+        self.depth, self.in_outlined = 0, True
+        try:
+            emit(body)
+        finally:
+            self.depth, self.in_outlined = saved
+        self.add_function(fname, "data, pos, _n, _d", body, ret)
+
+    def call(self, out: List[str], ind: str, fname: str, target: Optional[str]) -> None:
+        self.uses_budget = True
+        lhs = f"{target}, pos, _n" if target is not None else "pos, _n"
+        out.append(f"{ind}{lhs} = {fname}(data, pos, _n, {self.depth_arg()})")
+
+    def resolved_type(self, w: Any) -> Any:
+        rt = type_of(w)
+        if isinstance(rt, str) and rt not in AVRO_TYPES and rt in self.named:
+            return type_of(self.named[rt])
+        return rt
+
+    def read_long(self, out: List[str], ind: str, t: str) -> None:
+        out.append(f"{ind}{t} = data[pos]")
+        out.append(f"{ind}if {t} < 128:")
+        out.append(f"{ind}    pos += 1")
+        out.append(f"{ind}    {t} = ({t} >> 1) ^ -({t} & 1)")
+        # multi-byte varints are inlined (same semantics as serdes._varint.read_zigzag_tail): a call plus a tuple per long
+        # cost more than the loop itself
+        out.append(f"{ind}else:")
+        out.append(f"{ind}    {t} &= 0x7F")
+        out.append(f"{ind}    _s = 7")
+        out.append(f"{ind}    pos += 1")
+        out.append(f"{ind}    while True:")
+        out.append(f"{ind}        _b = data[pos]")
+        out.append(f"{ind}        pos += 1")
+        out.append(f"{ind}        {t} |= (_b & 0x7F) << _s")
+        out.append(f"{ind}        _s += 7")
+        out.append(f"{ind}        if _s > 70:")
+        out.append(f"{ind}            raise _varint_too_long()")
+        out.append(f"{ind}        if _b < 128:")
+        out.append(f"{ind}            break")
+        out.append(f"{ind}    {t} &= 0xFFFFFFFFFFFFFFFF")
+        out.append(f"{ind}    {t} = ({t} >> 1) ^ -({t} & 1)")
+
+    def read_len(self, out: List[str], ind: str, t: str) -> None:
+        """A string/bytes length, checked against the bytes left before anything is sliced."""
+        self.read_long(out, ind, t)
+        out.append(f"{ind}if not 0 <= {t} <= _end - pos:")
+        out.append(f"{ind}    raise _badlen({t}, _end - pos)")
+
+    def read_raw(self, out: List[str], ind: str, t: str) -> None:
+        out.append(f"{ind}{t} = data[pos]")
+        out.append(f"{ind}if {t} < 128:")
+        out.append(f"{ind}    pos += 1")
+        out.append(f"{ind}else:")
+        out.append(f"{ind}    {t}, pos = _ru(data, pos)")
+
+    @staticmethod
+    def min_size(schema: Any, named: Dict[str, Any], seen: Optional[Set[Any]] = None) -> int:
+        """Lower bound of the encoded size (0 or 1 is all that matters)."""
+        t = type_of(schema)
+        if t == "null":
+            return 0
+        if t in ("record", "error", "request"):
+            seen = set() if seen is None else seen
+            if id(schema) in seen:
+                return 1
+            seen.add(id(schema))
+            return 1 if any(DecoderGenerator.min_size(f["type"], named, seen) for f in schema["fields"]) else 0
+        if t == "fixed":
+            return 1 if schema["size"] > 0 else 0
+        if t in AVRO_TYPES:
+            return 1
+        if t in named:
+            seen = set() if seen is None else seen
+            if t in seen:
+                return 1
+            seen.add(t)
+            return DecoderGenerator.min_size(named[t], named, seen)
+        return 1
+
+    def open_blocks(self, out: List[str], ind: str, c: str, item_min: int) -> str:
+        """Emit the block loop of an array or map up to (not including) ``for _ in range(count):``;
+        returns the block loop's indentation.
+
+        A negative count is followed by the block's byte size, which is read and ignored: items
+        are always walked, so nested blocks are checked too. Each block's count is charged to the
+        record's items budget, and (for items of at least one byte) compared with the bytes left,
+        before the loop runs.
+        """
+        self.uses_budget = True
+        self.read_long(out, ind, c)
+        out.append(f"{ind}while {c}:")
+        i2 = ind + "    "
+        out.append(f"{i2}if {c} < 0:")
+        out.append(f"{i2}    {c} = -{c}")
+        self.read_long(out, i2 + "    ", self.fresh("bs"))
+        out.append(f"{i2}_n -= {c}")
+        out.append(f"{i2}if _n < 0:")
+        out.append(f"{i2}    raise _too_many(_MAXI)")
+        if item_min:
+            out.append(f"{i2}if {c} > _end - pos:")
+            out.append(f"{i2}    raise _big({c}, _end - pos)")
+        return i2
+
+    def fixed_size(self, w: Any) -> int:
+        size = w.get("size") if isinstance(w, dict) else None
+        if type(size) is not int or size < 0:
+            raise SchemaMismatchError(f"fixed {w.get('name')!r} has an invalid size {size!r}")
+        return size
+
+    # -- read -------------------------------------------------------------------------------------
+    def read(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        """Emit code that decodes writer schema ``w`` (resolved against ``r``) into variable ``t``."""
+        if self.needs_outline(ind) and self.resolved_type(w) in COMPOSITE:
+            fname = self.fresh("_lvl")
+            self.outline(fname, lambda body: self.read(body, "    ", w, r, "v", cond), "v, pos, _n", False)
+            self.call(out, ind, fname, t)
+            return
+        rt = type_of(w)
+        if r:
+            try:
+                r = self.match(w, r)
+            except SchemaResolutionError as err:
+                self.mismatch(out, ind, str(err), cond)
+                return
+        if rt not in AVRO_TYPES:
+            if not isinstance(rt, str) or rt not in self.named:
+                raise SchemaMismatchError(f"unknown named type {rt!r} in the writer schema")
+            rnext = None
+            if r:
+                if not isinstance(r, str):
+                    # fastavro looks the reader up with named_schemas["reader"].get(r): unhashable
+                    raise Unsupported("reader schema for a named reference is not a name")
+                rnext = self.reader_named.get(r)
+            self.read(out, ind, self.named[rt], rnext, t, cond)
+            return
+        if rt == "null":
+            out.append(f"{ind}{t} = None")
+        elif rt == "boolean":
+            out.append(f"{ind}{t} = data[pos] != 0")
+            out.append(f"{ind}pos += 1")
+        elif rt in ("int", "long"):
+            self.read_long(out, ind, t)
+        elif rt == "float":
+            out.append(f"{ind}{t}, = _uf(data, pos)")
+            out.append(f"{ind}pos += 4")
+        elif rt == "double":
+            out.append(f"{ind}{t}, = _ud(data, pos)")
+            out.append(f"{ind}pos += 8")
+        elif rt in ("string", "bytes"):
+            e = self.fresh("e")
+            self.read_len(out, ind, e)
+            out.append(f"{ind}{e} += pos")
+            if rt == "string":
+                out.append(f"{ind}{t} = data[pos:{e}].decode()")
+            else:
+                out.append(f"{ind}{t} = data[pos:{e}]")
+            out.append(f"{ind}pos = {e}")
+        elif rt == "fixed":
+            size = self.fixed_size(w)
+            out.append(f"{ind}{t} = data[pos:pos + {size!r}]")
+            out.append(f"{ind}pos += {size!r}")
+        elif rt == "enum":
+            self.read_enum(out, ind, w, r, t, cond)
+        elif rt == "array":
+            self.depth += 1
+            try:
+                self.read_array(out, ind, w, r, t)
+            finally:
+                self.depth -= 1
+        elif rt == "map":
+            self.depth += 1
+            try:
+                self.read_map(out, ind, w, r, t)
+            finally:
+                self.depth -= 1
+        elif rt in ("union", "error_union"):
+            self.read_union(out, ind, w, r, t)
+        elif rt in ("record", "error", "request"):
+            self.read_record_ref(out, ind, w, r, t, cond)
+        else:  # pragma: no cover
+            raise Unsupported(rt)
+
+        key = _logical_key(w) if isinstance(w, dict) and "logicalType" in w else None
+        if key is not None:
+            fn = LOGICAL_READERS.get(key)
+            if fn is not None:
+                if fn is _BUILTIN_LOGICAL.get(key) and key in _INLINE_LOGICAL:
+                    out.append(f"{ind}{t} = " + _INLINE_LOGICAL[key].format(v=t))
+                elif fn is _BUILTIN_LOGICAL.get(key) and key in ("bytes-decimal", "fixed-decimal") \
+                        and type(w.get("precision")) is int and type(w.get("scale", 0)) is int \
+                        and w["precision"] > 0:
+                    ctxn = self.const(Context(prec=w["precision"]), "dctx")
+                    scale = self.const(-w.get("scale", 0), "scale")
+                    out.append(
+                        f"{ind}{t} = {ctxn}.create_decimal(int.from_bytes({t}, 'big', signed=True))"
+                        f".scaleb({scale}, {ctxn})"
+                    )
+                else:
+                    fnn = self.const(fn, "lfn")
+                    wn = self.const(w, "ws")
+                    rn = self.const(r, "rs")
+                    out.append(f"{ind}{t} = {fnn}({t}, {wn}, {rn})")
+                return
+        if r is not None:
+            rr = type_of(r)
+            if (rt, rr) in _NUMERIC_PROMOTE:
+                out.append(f"{ind}{t} = float({t})")
+            elif rt == "string" and rr == "bytes":
+                out.append(f"{ind}{t} = {t}.encode()")
+            elif rt == "bytes" and rr == "string":
+                out.append(f"{ind}{t} = {t}.decode()")
+
+    def read_enum(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        syms = w["symbols"]
+        table: Dict[int, Any] = {}
+        missing = False
+        if r:
+            if not isinstance(r, dict) or "symbols" not in r:
+                raise Unsupported("enum reader")
+            rsyms = r["symbols"]
+            default = r.get("default")
+            for index, s in enumerate(syms):
+                if s in rsyms:
+                    table[index] = s
+                elif default:
+                    table[index] = default
+                else:
+                    missing = True
+        else:
+            table = dict(enumerate(syms))
+        tn = self.const(table, "enum")
+        i = self.fresh("i")
+        self.read_long(out, ind, i)
+        if not missing:
+            out.append(f"{ind}{t} = {tn}.get({i})")
+            out.append(f"{ind}if {t} is None:")
+            out.append(f"{ind}    raise _bad_enum({i}, {len(syms)!r})")
+        else:
+            symn = self.const(tuple(syms), "syms")
+            rsn = self.const(list(r["symbols"]), "rsyms")
+            rnn = self.const(r.get("name"), "rname")
+            out.append(f"{ind}{t} = {tn}.get({i})")
+            out.append(f"{ind}if {t} is None:")
+            out.append(f"{ind}    raise _enum_miss({symn}, {i}, {rsn}, {rnn})")
+
+    def read_array(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
+        items = w["items"]
+        ritems = r["items"] if r else None
+        lst = self.fresh("l")
+        c = self.fresh("c")
+        x = self.fresh("x")
+        out.append(f"{ind}{lst} = []")
+        i2 = self.open_blocks(out, ind, c, self.min_size(items, self.named))
+        out.append(f"{i2}for _ in range({c}):")
+        self.read(out, i2 + "    ", items, ritems, x, True)
+        out.append(f"{i2}    {lst}.append({x})")
+        self.read_long(out, i2, c)
+        out.append(f"{ind}{t} = {lst}")
+
+    def read_map(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
+        values = w["values"]
+        rvalues = r["values"] if r else None
+        d = self.fresh("m")
+        c = self.fresh("c")
+        x = self.fresh("x")
+        k = self.fresh("key")
+        out.append(f"{ind}{d} = {{}}")
+        i2 = self.open_blocks(out, ind, c, 1)
+        out.append(f"{i2}for _ in range({c}):")
+        i3 = i2 + "    "
+        self.read(out, i3, "string", None, k, True)
+        self.read(out, i3, values, rvalues, x, True)
+        out.append(f"{i3}{d}[{k}] = {x}")
+        self.read_long(out, i2, c)
+        out.append(f"{ind}{t} = {d}")
+
+    def read_union(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
+        raw = self.fresh("u")
+        self.read_raw(out, ind, raw)
+        first = True
+        for idx, branch in enumerate(w):
+            kw = "if" if first else "elif"
+            first = False
+            out.append(f"{ind}{kw} {raw} == {idx * 2!r}:")
+            i2 = ind + "    "
+            idx_reader = None
+            if r:
+                if not isinstance(r, list):
+                    if self.match_types(branch, r):
+                        self.read(out, i2, branch, r, t, True)
+                    else:
+                        out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
+                        continue
+                else:
+                    for rb in r:
+                        if self.match_types(branch, rb):
+                            idx_reader = rb
+                            self.read(out, i2, branch, rb, t, True)
+                            break
+                    else:
+                        out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
+                        continue
+            else:
+                self.read(out, i2, branch, None, t, True)
+            if self.return_record_name:
+                brt = type_of(branch)
+                name = None
+                try:
+                    if brt == "record":
+                        name = idx_reader["name"] if idx_reader else branch["name"]
+                    elif brt not in AVRO_TYPES:
+                        name = self.reader_named[idx_reader]["name"] if idx_reader else self.named[branch]["name"]
+                except Exception as err:
+                    raise Unsupported(f"return_record_name lookup: {err}") from None
+                if name is not None:
+                    out.append(f"{i2}{t} = ({self.const(name, 'rn')}, {t})")
+        out.append(f"{ind}else:")
+        out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
+
+    def named_record(
+        self, out: List[str], ind: str, w: Any, key: Any, prefix: str, target: Optional[str],
+        emit_inline: Callable[[], None], emit_body: Callable[[List[str]], None], ret: str, keep: Any = None,
+    ) -> None:
+        """Emit record ``w`` inline (``emit_inline``), or, when its name is used more than once or
+        recursively, as a call of the one function written for ``key`` (``emit_body`` its body,
+        returning ``ret``; its result assigned to ``target``). ``keep`` is kept alive with the
+        function (an object whose ``id`` is part of ``key``)."""
+        name = w.get("name")
+        if name is None or (self.uses.get(name, 0) <= 1 and name not in self.building):
+            with self.emitting(name):
+                emit_inline()
+            return
+        fname = self.function_names.get(key)
+        if fname is None:
+            fname = self.fresh(prefix)
+            self.function_names[key] = fname
+            if keep is not None:
+                self.ns[f"{fname}_r"] = keep
+            with self.emitting(name):
+                self.outline(fname, emit_body, ret, True)
+        self.call(out, ind, fname, target)
+
+    def read_record_ref(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        self.named_record(
+            out, ind, w, (w.get("name"), id(r) if r is not None else None), "_rec", t,
+            lambda: self.read_record(out, ind, w, r, t, cond),
+            lambda body: self.read_record(body, "    ", w, r, "rec", True), "rec, pos, _n", keep=r,
+        )
+
+    def read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        self.depth += 1
+        try:
+            self._read_record(out, ind, w, r, t, cond)
+        finally:
+            self.depth -= 1
+
+    def _read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
+        pairs: List[Tuple[str, str]] = []
+        if not r:
+            for f in w["fields"]:
+                v = self.fresh()
+                self.read(out, ind, f["type"], None, v, cond)
+                pairs.append((f["name"], v))
+        else:
+            if not isinstance(r, dict) or "fields" not in r:
+                raise Unsupported("record reader")
+            readers = {}
+            aliases = {}
+            for f in r["fields"]:
+                readers[f["name"]] = f
+                for a in f.get("aliases", []):
+                    aliases[a] = f
+            for f in w["fields"]:
+                rf = readers.get(f["name"], aliases.get(f["name"]))
+                if rf:
+                    if rf["name"] not in readers:
+                        raise Unsupported("reader field matched twice")
+                    v = self.fresh()
+                    self.read(out, ind, f["type"], rf["type"], v, cond)
+                    pairs.append((rf["name"], v))
+                    del readers[rf["name"]]
+                else:
+                    self.skip(out, ind, f["type"])
+            for f in readers.values():
+                if "default" in f:
+                    d = f["default"]
+                    if isinstance(d, (dict, list)):
+                        pairs.append((f["name"], f"_deepcopy({self.const(d, 'dflt')})"))
+                    else:
+                        pairs.append((f["name"], self.const(d, "dflt")))
+                else:
+                    self.mismatch(out, ind, f"No default value for field {f['name']} in {r.get('name')}", cond)
+                    pairs.append((f["name"], "None"))
+        # field names are repr() literals: the dict display stays a literal (fast), and a name
+        # can only ever be a string constant in the code
+        out.append(f"{ind}{t} = {{" + ", ".join(f"{k!r}: {v}" for k, v in pairs) + "}")
+
+    # -- skip -------------------------------------------------------------------------------------
+    def skip(self, out: List[str], ind: str, w: Any) -> None:
+        """Emit code that steps over writer schema ``w``, with every check and limit of ``read``."""
+        rt = type_of(w)
+        if rt not in AVRO_TYPES:
+            if not isinstance(rt, str) or rt not in self.named:
+                raise SchemaMismatchError(f"unknown named type {rt!r} in the writer schema")
+            w = self.named[rt]
+            rt = type_of(w)
+        if rt == "null":
+            return
+        if self.needs_outline(ind) and rt in COMPOSITE:
+            fname = self.fresh("_lvs")
+            self.outline(fname, lambda body: self.skip(body, "    ", w), "pos, _n", False)
+            self.call(out, ind, fname, None)
+            return
+        if rt == "boolean":
+            out.append(f"{ind}pos += 1")
+        elif rt in ("int", "long"):
+            self.read_long(out, ind, self.fresh("s"))
+        elif rt == "enum":
+            s = self.fresh("s")
+            self.read_long(out, ind, s)
+            out.append(f"{ind}if not 0 <= {s} < {len(w['symbols'])!r}:")
+            out.append(f"{ind}    raise _bad_enum({s}, {len(w['symbols'])!r})")
+        elif rt == "float":
+            out.append(f"{ind}pos += 4")
+        elif rt == "double":
+            out.append(f"{ind}pos += 8")
+        elif rt in ("string", "bytes"):
+            n = self.fresh("s")
+            self.read_len(out, ind, n)
+            out.append(f"{ind}pos += {n}")
+        elif rt == "fixed":
+            out.append(f"{ind}pos += {self.fixed_size(w)!r}")
+        elif rt in ("array", "map"):
+            c = self.fresh("c")
+            inner = w["items"] if rt == "array" else w["values"]
+            i2 = self.open_blocks(out, ind, c, 1 if rt == "map" else self.min_size(inner, self.named))
+            body: List[str] = []
+            self.depth += 1
+            try:
+                if rt == "map":
+                    self.skip(body, i2 + "    ", "string")
+                self.skip(body, i2 + "    ", inner)
+            finally:
+                self.depth -= 1
+            if body:  # zero-byte items need no loop: their count was charged to the budget
+                out.append(f"{i2}for _ in range({c}):")
+                out.extend(body)
+            self.read_long(out, i2, c)
+        elif rt in ("union", "error_union"):
+            raw = self.fresh("u")
+            self.read_raw(out, ind, raw)
+            for idx, branch in enumerate(w):
+                out.append(f"{ind}{'if' if idx == 0 else 'elif'} {raw} == {idx * 2!r}:")
+                body = []
+                self.skip(body, ind + "    ", branch)
+                out.extend(body if body else [f"{ind}    pass"])
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
+        elif rt in ("record", "error", "request"):
+            self.named_record(
+                out, ind, w, ("skip", w.get("name")), "_skip", None, lambda: self.skip_fields(out, ind, w),
+                lambda body: self.skip_fields(body, "    ", w), "pos, _n",
+            )
+        else:  # pragma: no cover
+            raise Unsupported(rt)
+
+    def skip_fields(self, out: List[str], ind: str, w: Any) -> None:
+        self.depth += 1
+        try:
+            for f in w["fields"]:
+                self.skip(out, ind, f["type"])
+        finally:
+            self.depth -= 1
+

@@ -173,12 +173,13 @@ impl Decoder {
         Err(self.corrupt(py, format!("union branch index {idx} out of range for a {n}-branch union")))
     }
 
-    fn utf8<'py>(&self, py: Python<'py>, bytes: &[u8], at: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn utf8<'py>(&self, py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
         // SAFETY: pointer and length describe a live slice; the GIL is held (we have `py`).
         let p = unsafe { ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), bytes.len() as ffi::Py_ssize_t, std::ptr::null()) };
         if p.is_null() {
-            let e = PyErr::fetch(py);
-            return Err(self.corrupt(py, format!("string at byte {at} is not valid UTF-8: {e}")));
+            // the UnicodeDecodeError itself, as `bytes.decode()` in the generated decoder raises
+            // it (the deserializer reports it as a CorruptPayloadError with this text)
+            return Err(PyErr::fetch(py));
         }
         // SAFETY: p is a new, non-null reference
         Ok(unsafe { Bound::from_owned_ptr(py, p) })
@@ -231,7 +232,7 @@ impl Decoder {
     }
 
     /// Logical types and promotions on a value already built (the non-long cases).
-    fn post<'py>(&self, py: Python<'py>, v: Bound<'py, PyAny>, post: &Post, at: usize) -> PyResult<Bound<'py, PyAny>> {
+    fn post<'py>(&self, py: Python<'py>, v: Bound<'py, PyAny>, post: &Post) -> PyResult<Bound<'py, PyAny>> {
         match post {
             Post::None => Ok(v),
             Post::ToFloat => {
@@ -244,7 +245,7 @@ impl Decoder {
             }
             Post::Decode => {
                 let b = v.cast::<PyBytes>().map_err(PyErr::from)?;
-                self.utf8(py, b.as_bytes(), at)
+                self.utf8(py, b.as_bytes())
             }
             Post::Call1(f) => f.bind(py).call1((v,)),
             Post::Decimal { create, neg_scale, ctx } => {
@@ -264,7 +265,6 @@ impl Decoder {
 
     fn read<'py>(&self, py: Python<'py>, c: &mut Cur, i: usize, d: i64) -> PyResult<Bound<'py, PyAny>> {
         let node: &Node = &self.prog.nodes[i]; // indices were range-checked when compiled
-        let at = c.pos;
         let v = match &node.kind {
             Kind::Null => py.None().into_bound(py),
             Kind::Bool => {
@@ -293,7 +293,7 @@ impl Decoder {
             }
             Kind::Str => {
                 let (s, e) = self.span(py, c)?;
-                self.utf8(py, &c.data[s..e], s)?
+                self.utf8(py, &c.data[s..e])?
             }
             Kind::Bytes => {
                 let (s, e) = self.span(py, c)?;
@@ -348,7 +348,7 @@ impl Decoder {
                     }
                     for _ in 0..n {
                         let (s, e) = self.span(py, c)?;
-                        let k = self.utf8(py, &c.data[s..e], s)?;
+                        let k = self.utf8(py, &c.data[s..e])?;
                         let x = self.read(py, c, *value, d + 1)?;
                         // SAFETY: dict is a dict, k and x live objects; SetItem does not steal
                         if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), k.as_ptr(), x.as_ptr()) } < 0 {
@@ -402,7 +402,7 @@ impl Decoder {
             }
             Kind::Mismatch(msg) => return Err(self.mismatch_err(py, msg)),
         };
-        self.post(py, v, &node.post, at)
+        self.post(py, v, &node.post)
     }
 
     /// Step over a value of a writer-only node, with every check and limit of reading it.

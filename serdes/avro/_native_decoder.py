@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import datetime as _dt
 import uuid as _uuid
-from decimal import Context
+from decimal import Context, Decimal
 from types import ModuleType
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -66,7 +66,9 @@ _NATIVE_LOGICAL = {
     "long-local-timestamp-millis": (P_LTS_MS,),
     "long-local-timestamp-micros": (P_LTS_US,),
     "int-date": (P_DATE,),
-    "string-uuid": (P_UUID, _uuid.UUID),
+    # the class and the is_safe its constructor sets: a canonical 36-character string is parsed
+    # natively into UUID(int=...) exactly as uuid.UUID(str) builds it; any other form calls uuid.UUID
+    "string-uuid": (P_UUID, _uuid.UUID, _uuid.SafeUUID.unknown),
 }
 _NUMERIC_PROMOTE = {("int", "float"), ("int", "double"), ("long", "float"), ("long", "double")}
 
@@ -228,7 +230,7 @@ class _Lowering:
                 if builtin and key in ("bytes-decimal", "fixed-decimal") and type(w.get("precision")) is int \
                         and type(w.get("scale", 0)) is int and w["precision"] > 0:
                     ctx = Context(prec=w["precision"])
-                    return (P_DECIMAL, ctx.create_decimal, -w.get("scale", 0), ctx)
+                    return (P_DECIMAL, ctx.create_decimal, -w.get("scale", 0), ctx, Decimal, w["precision"])
                 return (P_CALL, fn, w, r)
         if r is not None:
             rr = _rtype(r)

@@ -304,3 +304,28 @@ def test_forced_pure_builds_the_pure_decoder(native: Any) -> None:
         dec = _native_decoder.compile_native_decoder(_NODE)
     assert not is_native(dec)
     assert is_native(_native_decoder.compile_native_decoder(_NODE))
+
+
+@pytest.mark.parametrize("text", [
+    "12345678-1234-5678-1234-567812345678", "ABCDEF01-ABCD-ABCD-ABCD-ABCDEF012345", "{12345678-1234-5678-1234-567812345678}",
+    "urn:uuid:12345678-1234-5678-1234-567812345678", "12345678123456781234567812345678", "1234-5678-1234-5678-1234-5678-12345678",
+    "12345678-1234-5678-1234-56781234567g", "12345678-1234-5678-1234_567812345678", "not a uuid", "",
+])
+def test_native_uuid_is_the_object_uuid_builds(native: Any, text: str) -> None:
+    schema = {"type": "string", "logicalType": "uuid"}
+    pure, nat = _pair(native, schema)
+    data = _enc("string", text)
+    kind, value = _agree(pure, nat, data, text)
+    if kind == "ok":
+        p = pure(data, 0, None)
+        assert (value.int, value.is_safe, str(value), hash(value)) == (p.int, p.is_safe, str(p), hash(p))
+
+
+@pytest.mark.parametrize("unscaled", [0, 1, -1, 99, -100, 10**11 - 1, -(10**11), 10**12, -(10**15), 2**100, -(2**127)])
+@pytest.mark.parametrize("scale", [0, 2, 11])
+def test_native_decimal_is_the_value_the_pure_decoder_builds(native: Any, unscaled: int, scale: int) -> None:
+    schema = {"type": "bytes", "logicalType": "decimal", "precision": 12, "scale": scale}
+    pure, nat = _pair(native, {"type": "record", "name": "D", "fields": [{"name": "d", "type": schema}]})
+    raw = unscaled.to_bytes(max(1, (unscaled.bit_length() + 8) // 8), "big", signed=True)
+    for b in (raw, b"", b"\xff" + raw if unscaled < 0 else b"\x00" + raw):
+        _agree(pure, nat, _enc("bytes", b), (unscaled, scale, b))

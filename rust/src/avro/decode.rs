@@ -247,9 +247,12 @@ impl Decoder {
                 let b = v.cast::<PyBytes>().map_err(PyErr::from)?;
                 self.utf8(py, b.as_bytes())
             }
-            Post::Call1(f) => f.bind(py).call1((v,)),
-            Post::Decimal { create, neg_scale, ctx } => {
+            Post::Uuid { cls, .. } => cls.bind(py).call1((v,)),
+            Post::Decimal { create, neg_scale, ctx, dtype, prec, neg_scale_i } => {
                 let b = v.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
+                if let Some(d) = Self::decimal_fast(py, b, dtype, *prec, *neg_scale_i) {
+                    return d;
+                }
                 // SAFETY: pointer/length of a live slice; big-endian, signed; new reference or NULL
                 let int = unsafe {
                     Bound::from_owned_ptr_or_err(py, ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 0, 1))?
@@ -263,6 +266,72 @@ impl Decoder {
         }
     }
 
+    /// `Decimal("<unscaled>E<exponent>")`: the value `create_decimal(unscaled).scaleb(exponent, ctx)`
+    /// gives when nothing rounds (the unscaled value has at most `prec` digits, the exponent is
+    /// far from the context's limits); `None` when that is not certain.
+    fn decimal_fast<'py>(
+        py: Python<'py>,
+        b: &[u8],
+        dtype: &Py<PyAny>,
+        prec: u32,
+        exp: i64,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+        if b.is_empty() || b.len() > 16 || !(-100_000..=100_000).contains(&exp) {
+            return None;
+        }
+        let mut buf = [if b[0] & 0x80 != 0 { 0xFFu8 } else { 0 }; 16];
+        buf[16 - b.len()..].copy_from_slice(b);
+        let v = i128::from_be_bytes(buf);
+        let digits = if v == 0 { 1 } else { v.unsigned_abs().ilog10() + 1 };
+        if digits > prec {
+            return None;
+        }
+        let s = format!("{v}E{exp}");
+        Some(dtype.bind(py).call1((s,)))
+    }
+
+    /// A UUID from a canonical 36-character string (8-4-4-4-12 hex digits), built as
+    /// `uuid.UUID.__init__` builds it (the `int` and `is_safe` slots); `None` for any other form.
+    fn uuid_fast<'py>(py: Python<'py>, s: &[u8], cls: &Py<PyType>, is_safe: &Py<PyAny>) -> Option<PyResult<Bound<'py, PyAny>>> {
+        if s.len() != 36 {
+            return None;
+        }
+        let mut v: u128 = 0;
+        for (i, &ch) in s.iter().enumerate() {
+            if i == 8 || i == 13 || i == 18 || i == 23 {
+                if ch != b'-' {
+                    return None;
+                }
+                continue;
+            }
+            let d = match ch {
+                b'0'..=b'9' => ch - b'0',
+                b'a'..=b'f' => ch - b'a' + 10,
+                b'A'..=b'F' => ch - b'A' + 10,
+                _ => return None,
+            };
+            v = (v << 4) | d as u128;
+        }
+        Some((|| {
+            let tp = cls.bind(py).as_type_ptr();
+            // SAFETY: tp is a live type object; tp_alloc (or the generic one) returns a new
+            // reference or NULL with an error set; the slots are then set through the generic
+            // setattr, which is what object.__setattr__ (used by UUID.__init__) does
+            let obj = unsafe {
+                let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+                Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
+            };
+            let int = v.into_pyobject(py)?;
+            for (name, val) in [(pyo3::intern!(py, "int"), int.as_any()), (pyo3::intern!(py, "is_safe"), is_safe.bind(py))] {
+                // SAFETY: live objects; returns -1 with an error set on failure
+                if unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), val.as_ptr()) } < 0 {
+                    return Err(PyErr::fetch(py));
+                }
+            }
+            Ok(obj)
+        })())
+    }
+
     fn read<'py>(&self, py: Python<'py>, c: &mut Cur, i: usize, d: i64) -> PyResult<Bound<'py, PyAny>> {
         let node: &Node = &self.prog.nodes[i]; // indices were range-checked when compiled
         let v = match &node.kind {
@@ -273,7 +342,7 @@ impl Decoder {
             }
             Kind::Long => {
                 let n = self.long(py, c)?;
-                if let Post::Call1(_) | Post::Call3(..) | Post::Decimal { .. } = node.post {
+                if let Post::Uuid { .. } | Post::Call3(..) | Post::Decimal { .. } = node.post {
                     unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(n))? }
                 } else {
                     return self.long_value(py, n, &node.post);
@@ -293,6 +362,11 @@ impl Decoder {
             }
             Kind::Str => {
                 let (s, e) = self.span(py, c)?;
+                if let Post::Uuid { cls, is_safe } = &node.post {
+                    if let Some(u) = Self::uuid_fast(py, &c.data[s..e], cls, is_safe) {
+                        return u;
+                    }
+                }
                 self.utf8(py, &c.data[s..e])?
             }
             Kind::Bytes => {

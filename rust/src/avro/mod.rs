@@ -60,6 +60,19 @@ impl AvroDecoder {
         })
     }
 
+    /// `decoder.decode(data, offset=0, ctx=None)`: the same as calling the decoder. A method call
+    /// is a vectorcall (no argument tuple), so serdes caches this bound method as the Decoder.
+    #[pyo3(signature = (data, offset = 0, ctx = None))]
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+        offset: usize,
+        ctx: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.__call__(py, data, offset, ctx)
+    }
+
     #[pyo3(signature = (data, offset = 0, ctx = None))]
     fn __call__<'py>(
         &self,

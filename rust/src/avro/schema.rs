@@ -8,7 +8,7 @@
 //! the Rust data structure. Nothing here depends on payload bytes.
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
 // node opcodes: keep in step with the constants in serdes/avro/_native_decoder.py
 const NULL: u8 = 0;
@@ -38,10 +38,13 @@ pub enum Post {
     LocalTimestampMillis,
     LocalTimestampMicros,
     Date,
-    /// `fn(value)` (uuid.UUID)
-    Call1(Py<PyAny>),
-    /// `create_decimal(int.from_bytes(v, "big", signed=True)).scaleb(neg_scale, ctx)`
-    Decimal { create: Py<PyAny>, neg_scale: Py<PyAny>, ctx: Py<PyAny> },
+    /// `cls(value)` (uuid.UUID); a canonical string is built natively as `cls(int=...)` with
+    /// `is_safe` set as the constructor sets it
+    Uuid { cls: Py<PyType>, is_safe: Py<PyAny> },
+    /// `create_decimal(int.from_bytes(v, "big", signed=True)).scaleb(neg_scale, ctx)`; when the
+    /// unscaled value has at most `prec` digits (nothing to round) the same value is built as
+    /// `Decimal("<unscaled>E<neg_scale>")`
+    Decimal { create: Py<PyAny>, neg_scale: Py<PyAny>, ctx: Py<PyAny>, dtype: Py<PyAny>, prec: u32, neg_scale_i: i64 },
     /// a logical reader that is not fastavro's built-in one: `fn(value, writer, reader)`
     Call3(Py<PyAny>, Py<PyAny>, Py<PyAny>),
 }
@@ -122,8 +125,20 @@ fn parse_post(p: &Bound<'_, PyAny>) -> PyResult<Post> {
         6 => Post::LocalTimestampMillis,
         7 => Post::LocalTimestampMicros,
         8 => Post::Date,
-        9 => Post::Call1(item(t, 1)?.unbind()),
-        10 => Post::Decimal { create: item(t, 1)?.unbind(), neg_scale: item(t, 2)?.unbind(), ctx: item(t, 3)?.unbind() },
+        9 => Post::Uuid { cls: item(t, 1)?.cast::<PyType>()?.clone().unbind(), is_safe: item(t, 2)?.unbind() },
+        10 => {
+            let neg_scale = item(t, 2)?;
+            let neg_scale_i: i64 = neg_scale.extract()?;
+            let prec: i64 = item(t, 5)?.extract()?;
+            Post::Decimal {
+                create: item(t, 1)?.unbind(),
+                neg_scale_i,
+                neg_scale: neg_scale.unbind(),
+                ctx: item(t, 3)?.unbind(),
+                dtype: item(t, 4)?.unbind(),
+                prec: prec.clamp(0, 1 << 20) as u32,
+            }
+        }
         11 => Post::Call3(item(t, 1)?.unbind(), item(t, 2)?.unbind(), item(t, 3)?.unbind()),
         _ => return Err(bad("unknown post tag")),
     })

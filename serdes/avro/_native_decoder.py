@@ -38,12 +38,16 @@ from .._native import active
 from .._serde import Decoder
 from ._codegen import compile_decoder
 
-try:  # the resolution rules the generator uses (fastavro's pure-Python ones)
-    from fastavro._read_py import match_schemas as _fa_match_schemas
-    from fastavro._read_py import match_types as _fa_match_types
+# the resolution rules the generator uses (fastavro's pure-Python ones; untyped, hence Callable)
+_fa_match_schemas: Optional[Callable[..., Any]] = None
+_fa_match_types: Optional[Callable[..., Any]] = None
+try:
+    from fastavro._read_py import match_schemas as _ms
+    from fastavro._read_py import match_types as _mt
+
+    _fa_match_schemas, _fa_match_types = _ms, _mt
 except Exception:  # pragma: no cover - fastavro layout change
-    _fa_match_schemas = None
-    _fa_match_types = None
+    pass
 
 __all__ = ["compile_native_decoder", "lower", "MAX_NATIVE_DEPTH"]
 

@@ -11,9 +11,11 @@
 //!   the position without a check: the final "consumed exactly" check reports the overrun;
 //! * all arithmetic on input-derived numbers is done in i128 or saturating, and no `unwrap`
 //!   touches an input-derived value: nothing in the input can panic this code.
+use std::io::Write;
+
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDate, PyDateTime, PyFloat, PyTuple, PyType, PyTzInfo};
+use pyo3::types::{PyBool, PyBytes, PyDate, PyDateTime, PyFloat, PyString, PyTuple, PyType, PyTzInfo};
 
 use super::schema::{Action, Kind, Node, Post, Program};
 
@@ -286,8 +288,17 @@ impl Decoder {
         if digits > prec {
             return None;
         }
-        let s = format!("{v}E{exp}");
-        Some(dtype.bind(py).call1((s,)))
+        // "<v>E<exp>" written on the stack: at most 40 + 1 + 7 bytes, no allocation per value
+        let mut buf = [0u8; 64];
+        let n = {
+            let mut w: &mut [u8] = &mut buf;
+            if write!(w, "{v}E{exp}").is_err() {
+                return None;
+            }
+            64 - w.len()
+        };
+        let text = std::str::from_utf8(&buf[..n]).ok()?;
+        Some(dtype.bind(py).call1((PyString::new(py, text),)))
     }
 
     /// A UUID from a canonical 36-character string (8-4-4-4-12 hex digits), built as

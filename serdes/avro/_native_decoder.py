@@ -462,7 +462,7 @@ def compile_native_decoder(
     except (_Fallback, RecursionError):
         return pure
     dec: Decoder = mod.AvroDecoder(
-        nodes, root, limits.max_items, limits.max_depth, from_dict,
+        nodes, root, min(limits.max_items, 2**62), limits.max_depth, from_dict,
         CorruptPayloadError, SchemaMismatchError, _dt.timezone.utc, copy.deepcopy,
     )
     return dec

@@ -15,7 +15,8 @@ from .._errors import CorruptPayloadError, SchemaMismatchError, SerdesError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Decoder, FastDeserializer
 from .._wire import Frame
-from ._codegen import Unsupported, _is_raw_bytes, compile_decoder, compile_validator
+from ._codegen import Unsupported, _is_raw_bytes, compile_validator
+from ._native_decoder import compile_native_decoder
 
 __all__ = ["AvroDeserializer"]
 
@@ -121,8 +122,9 @@ def compile_avro_decoder(
     schema_id: Any = None,
     limits: Limits = DEFAULT_LIMITS,
 ) -> Decoder:
-    """The decoder for one (writer, reader) pair: generated code; for the few reader schemas codegen
-    declines, fastavro behind the generated validator of the writer schema (same limits).
+    """The decoder for one (writer, reader) pair: the native decoder when the extension is active
+    (serdes._native.active(), asked here, at build time), else generated code; for the few reader
+    schemas codegen declines, fastavro behind the generated validator of the writer schema (same limits).
 
     A schema serdes refuses (a name that is not an Avro name, nesting past
     ``limits.max_schema_depth``) or a reader schema that can never read the writer schema gives a
@@ -131,7 +133,7 @@ def compile_avro_decoder(
     """
     try:
         try:
-            return compile_decoder(writer_parsed, reader_parsed, return_record_name, from_dict, limits=limits)
+            return compile_native_decoder(writer_parsed, reader_parsed, return_record_name, from_dict, limits)
         except Unsupported:
             validate = compile_validator(writer_parsed, limits)
             return _fastavro_decoder(writer_parsed, reader_parsed, return_record_name, from_dict, validate)

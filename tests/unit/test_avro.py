@@ -33,6 +33,12 @@ from tests.support.avro_samples import COMPLEX, STANDARD, records
 _UTC = datetime.timezone.utc
 
 
+@pytest.fixture(autouse=True)
+def _both_impls(avro_building: Any) -> Any:
+    """Every test here runs twice: deserializers built with the pure and the native decoder."""
+    return avro_building
+
+
 @pytest.fixture
 def client() -> Any:
     return SchemaRegistryClient.new_client({"url": f"mock://avro-{uuid.uuid4().hex}"})
@@ -267,10 +273,14 @@ def _only_serdes_errors(de: Any, data: bytes) -> None:
 
 
 @pytest.fixture(scope="module")
-def garbage_env() -> Any:
+def garbage_env(avro_impl: Any) -> Any:
     c = SchemaRegistryClient.new_client({"url": f"mock://avro-garbage-{uuid.uuid4().hex}"})
     frames = [AvroSerializer(c, json.dumps(s))(r, _ctx()) for s, r in ((STANDARD, STD_REC), (COMPLEX, CPX_REC))]
-    return AvroDeserializer(c), frames
+    with avro_impl.building():  # decoders are built on the first record: build both now
+        de = AvroDeserializer(c)
+        for f in frames:
+            de(f, _ctx())
+    return de, frames
 
 
 @_GARBAGE_SETTINGS
@@ -313,3 +323,13 @@ def test_deserialize_batch(client: Any) -> None:
     frames = [ser(r, _ctx()) for r in recs] + [None]
     assert AvroDeserializer(client).deserialize_batch(frames, _ctx()) == recs + [None]
     assert ser.serialize_batch(recs, _ctx()) == frames[:-1]
+
+
+def test_deserializer_builds_the_decoder_of_the_active_implementation(client: Any, avro_impl: Any) -> None:
+    from tests.support.avro_impl import is_native
+
+    frame = AvroSerializer(client, json.dumps(STANDARD))(STD_REC, _ctx())
+    de = AvroDeserializer(client)
+    assert de(frame, _ctx()) == STD_REC
+    (dec,) = de._decoders.values()
+    assert is_native(dec) == (avro_impl.name == "native")

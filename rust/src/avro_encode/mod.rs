@@ -1,0 +1,405 @@
+//! The native Avro encoder: `AvroEncoder(obj, ctx) -> prefix + payload`, the serdes `Encoder`
+//! contract (serdes/_serde.py). serdes/avro/_native_encoder.py builds it; the pure-Python encoder
+//! (serdes/avro/_encgen.py) is the reference and the fallback.
+//!
+//! One rule keeps the two identical: the native loop only *accepts* values of the exact built-in
+//! types the pure encoder takes on its fast path (dict, list/tuple, str, bytes/bytearray, int
+//! within range, float, True/False/None, and whatever fastavro's logical-type prepare functions
+//! return), writing the same bytes. Anything else -- a value of the wrong type, an int out of range,
+//! a str subclass, a Mapping that is not a dict, a missing field, a tuple-notation union value --
+//! "bails": the buffer is dropped and the pure encoder runs on the same value from the start, so it
+//! decides (its bytes, or its ValidationError with its path message). Errors cost a second pass;
+//! valid records never do, and nothing is half-written.
+mod program;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString};
+
+use program::{Node, Program};
+
+/// Why the native loop stopped.
+enum Stop {
+    /// leave this value to the pure encoder
+    Bail,
+    /// a typed error of the native encoder's own (the depth bound)
+    Raise(PyErr),
+}
+
+type Step = Result<(), Stop>;
+
+#[inline(always)]
+fn put_long(buf: &mut Vec<u8>, v: i64) {
+    let mut n = ((v << 1) ^ (v >> 63)) as u64;
+    while n >= 0x80 {
+        buf.push((n as u8) | 0x80);
+        n >>= 7;
+    }
+    buf.push(n as u8);
+}
+
+#[inline(always)]
+fn put_len(buf: &mut Vec<u8>, n: ffi::Py_ssize_t) {
+    put_long(buf, n as i64);
+}
+
+/// The value of an exact `int` that fits an i64, else None (an error indicator is cleared).
+#[inline(always)]
+unsafe fn exact_i64(o: *mut ffi::PyObject) -> Option<i64> {
+    if ffi::PyLong_CheckExact(o) == 0 {
+        return None;
+    }
+    let mut overflow: std::os::raw::c_int = 0;
+    let v = ffi::PyLong_AsLongLongAndOverflow(o, &mut overflow);
+    if overflow != 0 {
+        return None;
+    }
+    if v == -1 && !ffi::PyErr_Occurred().is_null() {
+        ffi::PyErr_Clear();
+        return None;
+    }
+    Some(v)
+}
+
+/// float(o) for the values the pure encoder converts without a Python call of its own
+#[inline(always)]
+unsafe fn exact_f64(o: *mut ffi::PyObject) -> Option<f64> {
+    if ffi::PyFloat_CheckExact(o) != 0 {
+        return Some(ffi::PyFloat_AS_DOUBLE(o));
+    }
+    // an int: Rust's i64 -> f64 rounds to nearest, ties to even, as Python's float(int) does
+    exact_i64(o).map(|v| v as f64)
+}
+
+#[pyclass(frozen, module = "serdes._serdes_native", name = "AvroEncoder")]
+pub struct AvroEncoder {
+    prog: Program,
+    prefix: Vec<u8>,
+    /// the pure encoder for the same schema and options, without to_dict: `fallback(value, ctx)`
+    fallback: Py<PyAny>,
+    to_dict: Option<Py<PyAny>>,
+    /// follow fastavro's record rules (the pure reference for strict modes and recursive schemas)
+    fastavro_rules: bool,
+    strict: bool,
+    strict_allow_default: bool,
+    /// nesting bound on values of a recursive schema (others nest no deeper than their schema)
+    max_depth: u32,
+    validation_error: Py<PyAny>,
+    type_key: Py<PyString>,
+    /// capacity of the next record's buffer: the largest record so far (one allocation per call)
+    capacity: AtomicUsize,
+}
+
+impl AvroEncoder {
+    fn depth_error(&self, py: Python<'_>) -> Stop {
+        let msg = format!(
+            "the value nests deeper than serdes.max.depth={} (a cyclic or hostile value?)",
+            self.max_depth
+        );
+        match self.validation_error.bind(py).call1((msg,)) {
+            Ok(e) => Stop::Raise(PyErr::from_value(e)),
+            Err(e) => Stop::Raise(e),
+        }
+    }
+
+    /// Append the encoding of `o` (a borrowed reference the caller keeps alive) per `node`.
+    unsafe fn enc(&self, py: Python<'_>, o: *mut ffi::PyObject, node: usize, buf: &mut Vec<u8>, depth: u32) -> Step {
+        match &self.prog.nodes[node] {
+            Node::Null => {
+                if o != ffi::Py_None() {
+                    return Err(Stop::Bail);
+                }
+            }
+            Node::Boolean => {
+                if o == ffi::Py_True() {
+                    buf.push(1);
+                } else if o == ffi::Py_False() {
+                    buf.push(0);
+                } else {
+                    return Err(Stop::Bail);
+                }
+            }
+            Node::Int => match exact_i64(o) {
+                Some(v) if (i32::MIN as i64..=i32::MAX as i64).contains(&v) => put_long(buf, v),
+                _ => return Err(Stop::Bail),
+            },
+            Node::Long => match exact_i64(o) {
+                Some(v) => put_long(buf, v),
+                None => return Err(Stop::Bail),
+            },
+            Node::Float => {
+                let x = exact_f64(o).ok_or(Stop::Bail)?;
+                let y = x as f32;
+                // struct.pack("<f") raises OverflowError there: the pure encoder decides
+                if y.is_infinite() && x.is_finite() {
+                    return Err(Stop::Bail);
+                }
+                buf.extend_from_slice(&y.to_le_bytes());
+            }
+            Node::Double => {
+                let x = exact_f64(o).ok_or(Stop::Bail)?;
+                buf.extend_from_slice(&x.to_le_bytes());
+            }
+            Node::String => {
+                if ffi::PyUnicode_CheckExact(o) == 0 {
+                    return Err(Stop::Bail);
+                }
+                let mut n: ffi::Py_ssize_t = 0;
+                let p = ffi::PyUnicode_AsUTF8AndSize(o, &mut n);
+                if p.is_null() {
+                    // lone surrogates: str.encode() fails in the pure encoder too
+                    ffi::PyErr_Clear();
+                    return Err(Stop::Bail);
+                }
+                put_len(buf, n);
+                buf.extend_from_slice(std::slice::from_raw_parts(p as *const u8, n as usize));
+            }
+            Node::Bytes => {
+                let s = bytes_of(o).ok_or(Stop::Bail)?;
+                put_len(buf, s.len() as ffi::Py_ssize_t);
+                buf.extend_from_slice(s);
+            }
+            Node::Fixed(size) => {
+                let s = bytes_of(o).ok_or(Stop::Bail)?;
+                if s.len() != *size {
+                    return Err(Stop::Bail);
+                }
+                buf.extend_from_slice(s);
+            }
+            Node::Enum(table) => {
+                if ffi::PyUnicode_CheckExact(o) == 0 {
+                    return Err(Stop::Bail);
+                }
+                let i = ffi::PyDict_GetItemWithError(table.as_ptr(), o);
+                if i.is_null() {
+                    if !ffi::PyErr_Occurred().is_null() {
+                        ffi::PyErr_Clear();
+                    }
+                    return Err(Stop::Bail);
+                }
+                put_long(buf, exact_i64(i).ok_or(Stop::Bail)?);
+            }
+            Node::Array(items) => {
+                let depth = self.deeper(py, depth)?;
+                let is_list = ffi::PyList_CheckExact(o) != 0;
+                if !is_list && ffi::PyTuple_CheckExact(o) == 0 {
+                    return Err(Stop::Bail);
+                }
+                let n = if is_list { ffi::PyList_GET_SIZE(o) } else { ffi::PyTuple_GET_SIZE(o) };
+                if n > 0 {
+                    put_len(buf, n);
+                    for i in 0..n {
+                        // a logical-type prepare function (Python code) may have shrunk the list
+                        let len_now = if is_list { ffi::PyList_GET_SIZE(o) } else { n };
+                        if i >= len_now {
+                            return Err(Stop::Bail);
+                        }
+                        let item = if is_list { ffi::PyList_GET_ITEM(o, i) } else { ffi::PyTuple_GET_ITEM(o, i) };
+                        let item = Bound::from_borrowed_ptr(py, item); // held while it is encoded
+                        self.enc(py, item.as_ptr(), *items, buf, depth)?;
+                    }
+                    if is_list && ffi::PyList_GET_SIZE(o) != n {
+                        return Err(Stop::Bail);
+                    }
+                }
+                buf.push(0);
+            }
+            Node::Map(values) => {
+                let depth = self.deeper(py, depth)?;
+                if ffi::PyDict_CheckExact(o) == 0 {
+                    return Err(Stop::Bail);
+                }
+                let n = ffi::PyDict_Size(o);
+                if n > 0 {
+                    put_len(buf, n);
+                    let mut pos: ffi::Py_ssize_t = 0;
+                    let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+                    let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+                    let mut seen: ffi::Py_ssize_t = 0;
+                    while ffi::PyDict_Next(o, &mut pos, &mut k, &mut v) != 0 {
+                        let (k, v) = (Bound::from_borrowed_ptr(py, k), Bound::from_borrowed_ptr(py, v));
+                        seen += 1;
+                        if seen > n {
+                            return Err(Stop::Bail);
+                        }
+                        self.enc(py, k.as_ptr(), STRING_KEY, buf, depth)?;
+                        self.enc(py, v.as_ptr(), *values, buf, depth)?;
+                    }
+                    if seen != n || ffi::PyDict_Size(o) != n {
+                        return Err(Stop::Bail);
+                    }
+                }
+                buf.push(0);
+            }
+            Node::Nullable { null_byte, other_byte, other } => {
+                if o == ffi::Py_None() {
+                    buf.push(*null_byte);
+                } else if ffi::PyTuple_CheckExact(o) != 0 {
+                    // tuple notation ("name", value): fastavro's general path, via the pure encoder
+                    return Err(Stop::Bail);
+                } else {
+                    let depth = self.deeper(py, depth)?;
+                    buf.push(*other_byte);
+                    self.enc(py, o, *other, buf, depth)?;
+                }
+            }
+            Node::Record(fields) => {
+                let depth = self.deeper(py, depth)?;
+                if ffi::PyDict_CheckExact(o) == 0 {
+                    return Err(Stop::Bail);
+                }
+                if self.fastavro_rules && !lookup(o, self.type_key.as_ptr())?.is_null() {
+                    // fastavro reads "-type" as the record's name: its rules decide
+                    return Err(Stop::Bail);
+                }
+                let mut present: ffi::Py_ssize_t = 0;
+                for f in fields {
+                    let v = lookup(o, f.key.as_ptr())?;
+                    let v = if !v.is_null() {
+                        present += 1;
+                        Bound::from_borrowed_ptr(py, v)
+                    } else {
+                        match &f.default {
+                            // strict: every field given; otherwise the pure encoder's message
+                            Some(d) if !self.strict => d.bind(py).clone(),
+                            _ => return Err(Stop::Bail),
+                        }
+                    };
+                    self.enc(py, v.as_ptr(), f.node, buf, depth)?;
+                }
+                // strict modes: a key that is not a field is fastavro's error
+                if (self.strict || self.strict_allow_default) && present != ffi::PyDict_Size(o) {
+                    return Err(Stop::Bail);
+                }
+            }
+            Node::Logical { prepare, schema, inner } => {
+                let v = Bound::from_borrowed_ptr(py, o);
+                let prepared = match prepare.bind(py).call1((v, schema.bind(py))) {
+                    Ok(p) => p,
+                    Err(_) => return Err(Stop::Bail),
+                };
+                self.enc(py, prepared.as_ptr(), *inner, buf, depth)?;
+            }
+            Node::Pending => return Err(Stop::Bail),
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn deeper(&self, py: Python<'_>, depth: u32) -> Result<u32, Stop> {
+        if depth >= self.max_depth {
+            return Err(self.depth_error(py));
+        }
+        Ok(depth + 1)
+    }
+}
+
+/// Map keys are strings: the index of the program's string node.
+const STRING_KEY: usize = 0;
+
+/// `d.get(key)` for an exact dict (borrowed, null when absent); a failing key comparison bails.
+#[inline(always)]
+unsafe fn lookup(d: *mut ffi::PyObject, key: *mut ffi::PyObject) -> Result<*mut ffi::PyObject, Stop> {
+    let v = ffi::PyDict_GetItemWithError(d, key);
+    if v.is_null() && !ffi::PyErr_Occurred().is_null() {
+        ffi::PyErr_Clear();
+        return Err(Stop::Bail);
+    }
+    Ok(v)
+}
+
+/// The contents of an exact bytes or bytearray.
+#[inline(always)]
+unsafe fn bytes_of<'a>(o: *mut ffi::PyObject) -> Option<&'a [u8]> {
+    let (p, n) = if ffi::PyBytes_CheckExact(o) != 0 {
+        (ffi::PyBytes_AsString(o), ffi::PyBytes_Size(o))
+    } else if ffi::PyByteArray_CheckExact(o) != 0 {
+        (ffi::PyByteArray_AsString(o), ffi::PyByteArray_Size(o))
+    } else {
+        return None;
+    };
+    if p.is_null() || n < 0 {
+        return None;
+    }
+    Some(std::slice::from_raw_parts(p as *const u8, n as usize))
+}
+
+#[pymethods]
+impl AvroEncoder {
+    /// `schema`: fastavro's parsed (and serdes-checked) schema; `fallback(value, ctx)`: the pure
+    /// encoder built with the same prefix and options but no `to_dict`. Raises NotImplementedError
+    /// for a schema the native encoder leaves to the pure one.
+    #[new]
+    #[pyo3(signature = (schema, prefix, fallback, to_dict, strict, strict_allow_default, max_depth, logical_writers, validation_error))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        schema: &Bound<'_, PyAny>,
+        prefix: Vec<u8>,
+        fallback: Py<PyAny>,
+        to_dict: Option<Py<PyAny>>,
+        strict: bool,
+        strict_allow_default: bool,
+        max_depth: u32,
+        logical_writers: &Bound<'_, PyDict>,
+        validation_error: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let prog = program::compile(py, schema, logical_writers)?;
+        let capacity = AtomicUsize::new(prefix.len() + 64);
+        Ok(AvroEncoder {
+            fastavro_rules: strict || strict_allow_default || prog.recursive,
+            prog,
+            prefix,
+            fallback,
+            to_dict,
+            strict,
+            strict_allow_default,
+            max_depth,
+            validation_error,
+            type_key: PyString::intern(py, "-type").unbind(),
+            capacity,
+        })
+    }
+
+    #[pyo3(signature = (obj, ctx=None))]
+    fn __call__<'py>(&self, py: Python<'py>, obj: Bound<'py, PyAny>, ctx: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let value = match &self.to_dict {
+            Some(f) => f.bind(py).call1((obj, ctx.as_ref()))?,
+            None => obj,
+        };
+        let mut buf: Vec<u8> = Vec::with_capacity(self.capacity.load(Ordering::Relaxed));
+        buf.extend_from_slice(&self.prefix);
+        // SAFETY: `value` is held for the whole call; enc() takes a strong reference to every
+        // item it reads from a container before encoding it, and holds the GIL throughout.
+        match unsafe { self.enc(py, value.as_ptr(), self.prog.root, &mut buf, 0) } {
+            Ok(()) => {
+                if buf.len() > self.capacity.load(Ordering::Relaxed) {
+                    self.capacity.store(buf.len(), Ordering::Relaxed);
+                }
+                Ok(PyBytes::new(py, &buf).into_any())
+            }
+            Err(Stop::Bail) => self.fallback.bind(py).call1((value, ctx)),
+            Err(Stop::Raise(e)) => Err(e),
+        }
+    }
+
+    /// The schema has a recursive named type (its values are bounded by ``max_depth``).
+    #[getter]
+    fn recursive(&self) -> bool {
+        self.prog.recursive
+    }
+
+    /// The encoder follows fastavro's record rules (strict modes, recursive schemas), as the pure
+    /// reference for those does.
+    #[getter]
+    fn fastavro_rules(&self) -> bool {
+        self.fastavro_rules
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<AvroEncoder>()?;
+    Ok(())
+}

@@ -13,7 +13,9 @@ know -- the result is the pure encoder itself. See docs/native.md ("Avro encodin
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+import datetime
+import uuid
+from typing import Any, Callable, Dict, Optional
 
 from fastavro import parse_schema
 from fastavro.write import LOGICAL_WRITERS
@@ -26,6 +28,25 @@ from ._encgen import compile_encoder
 __all__ = ["compile_native_encoder", "is_native_encoder"]
 
 _Encode = Callable[[Any, Any], bytes]
+
+# logical types the native loop converts itself for the exact types it knows, as fastavro's own
+# prepare function (by name) does; a prepare function registered in its place is always called
+_FAST_LOGICAL = {
+    "string-uuid": ("prepare_uuid", 1),
+    "long-timestamp-millis": ("prepare_timestamp_millis", 2),
+    "long-timestamp-micros": ("prepare_timestamp_micros", 3),
+    "int-date": ("prepare_date", 4),
+}
+_CLASSES = (uuid.UUID, datetime.datetime, datetime.date, datetime.timezone.utc)
+
+
+def _fast_logical() -> Dict[str, int]:
+    out: Dict[str, int] = {}
+    for key, (name, code) in _FAST_LOGICAL.items():
+        fn = LOGICAL_WRITERS.get(key)
+        if getattr(fn, "__name__", None) == name and str(getattr(fn, "__module__", "")).startswith("fastavro."):
+            out[key] = code
+    return out
 
 
 def _is_raw_bytes(parsed: Any) -> bool:
@@ -57,7 +78,7 @@ def compile_native_encoder(
     try:
         encoder: _Encode = native.AvroEncoder(
             parsed, prefix, fallback, to_dict, strict, strict_allow_default, limits.max_depth,
-            LOGICAL_WRITERS, ValidationError,
+            LOGICAL_WRITERS, ValidationError, _fast_logical(), _CLASSES,
         )
     except NotImplementedError:  # a schema the native program leaves to the pure encoder
         if to_dict is None:

@@ -394,3 +394,49 @@ def test_shared_encoder_across_threads() -> None:
     for t in threads:
         t.join()
     assert not bad
+
+
+class _UUID(uuid.UUID):
+    def __str__(self) -> str:
+        return "not-the-uuid"
+
+
+_LOGICAL_SCHEMA = {"type": "record", "name": "LT", "fields": [
+    {"name": "id", "type": {"type": "string", "logicalType": "uuid"}},
+    {"name": "ms", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+    {"name": "us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+    {"name": "day", "type": {"type": "int", "logicalType": "date"}}]}
+
+
+@_SETTINGS
+@given(st.uuids(), st.datetimes(min_value=datetime.datetime(1, 1, 2), max_value=datetime.datetime(9999, 12, 30),
+                                timezones=st.sampled_from([datetime.timezone.utc, datetime.timezone(datetime.timedelta(hours=5, minutes=30))])),
+       st.dates(), st.booleans())
+def test_native_logical_conversions_match_fastavro(u: Any, at: Any, day: Any, as_ints: bool) -> None:
+    native, pure = _pair(_LOGICAL_SCHEMA)
+    rec = {"id": u, "ms": at, "us": at, "day": day}
+    if as_ints:
+        rec.update(ms=int(at.timestamp() * 1000), us=int(at.timestamp()) * 10**6, day=day.toordinal() - 719163)
+    assert native(rec, None) == pure(rec, None) == _fastavro(_LOGICAL_SCHEMA, rec)
+
+
+def test_logical_subclasses_and_naive_values_use_the_prepare_function() -> None:
+    native, pure = _pair(_LOGICAL_SCHEMA)
+    u = uuid.UUID("12345678-1234-5678-1234-567812345678")
+    at = datetime.datetime(1960, 1, 1, 0, 0, 0, 999, tzinfo=datetime.timezone.utc)
+    day = datetime.date(1900, 3, 1)
+    for rec in [{"id": u, "ms": at, "us": at, "day": day},
+                {"id": _UUID(int=5), "ms": at, "us": at, "day": day},
+                {"id": str(u), "ms": at.replace(tzinfo=None), "us": at.replace(tzinfo=None), "day": datetime.datetime(2020, 1, 1)},
+                {"id": u, "ms": at, "us": at, "day": "2020-01-02"}]:
+        assert _outcome(native, rec) == _outcome(pure, rec)
+
+
+def test_a_registered_logical_writer_replaces_the_native_conversion(monkeypatch: Any) -> None:
+    from fastavro.write import LOGICAL_WRITERS
+
+    monkeypatch.setitem(LOGICAL_WRITERS, "string-uuid", lambda data, schema: "custom")
+    native, pure = _pair(_LOGICAL_SCHEMA)
+    rec = {"id": uuid.uuid4(), "ms": 1, "us": 2, "day": 3}
+    assert native(rec, None) == pure(rec, None)
+    assert b"custom" in native(rec, None)

@@ -16,9 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString};
+use pyo3::types::{PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyString, PyTimeAccess, PyTzInfoAccess};
 
-use program::{Node, Program};
+use program::{Fast, Node, Program};
 
 /// Why the native loop stopped.
 enum Stop {
@@ -88,6 +88,7 @@ pub struct AvroEncoder {
     max_depth: u32,
     validation_error: Py<PyAny>,
     type_key: Py<PyString>,
+    types: Types,
     /// capacity of the next record's buffer: the largest record so far (one allocation per call)
     capacity: AtomicUsize,
 }
@@ -274,7 +275,12 @@ impl AvroEncoder {
                     return Err(Stop::Bail);
                 }
             }
-            Node::Logical { prepare, schema, inner } => {
+            Node::Logical { prepare, schema, inner, fast } => {
+                if *fast != Fast::None {
+                    if let Some(done) = self.fast_logical(py, o, *fast, *inner, buf, depth) {
+                        return done;
+                    }
+                }
                 let v = Bound::from_borrowed_ptr(py, o);
                 let prepared = match prepare.bind(py).call1((v, schema.bind(py))) {
                     Ok(p) => p,
@@ -287,6 +293,56 @@ impl AvroEncoder {
         Ok(())
     }
 
+    /// The loop's own conversion for the exact types `fast` knows (None: call the prepare function).
+    unsafe fn fast_logical(&self, py: Python<'_>, o: *mut ffi::PyObject, fast: Fast, inner: usize, buf: &mut Vec<u8>, depth: u32) -> Option<Step> {
+        let ty = ffi::Py_TYPE(o) as *mut ffi::PyObject;
+        if ffi::PyLong_CheckExact(o) != 0 && fast != Fast::Uuid {
+            // fastavro's prepare returns an int unchanged
+            return Some(self.enc(py, o, inner, buf, depth));
+        }
+        match fast {
+            Fast::Uuid if ty == self.types.uuid.as_ptr() => {
+                let v = Bound::from_borrowed_ptr(py, o);
+                let n: u128 = v.getattr(self.types.int_attr.bind(py)).ok()?.extract().ok()?;
+                // str(UUID): 32 lowercase hex digits in groups of 8-4-4-4-12
+                let h = format!("{n:032x}");
+                let s = format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]);
+                put_len(buf, s.len() as ffi::Py_ssize_t);
+                buf.extend_from_slice(s.as_bytes());
+                Some(Ok(()))
+            }
+            Fast::TimestampMillis | Fast::TimestampMicros if ty == self.types.datetime.as_ptr() => {
+                let v = Bound::from_borrowed_ptr(py, o);
+                let dt = v.cast_unchecked::<PyDateTime>();
+                // only UTC: other zones (and naive datetimes, local time) are fastavro's to convert
+                match dt.get_tzinfo() {
+                    Some(tz) if tz.as_ptr() == self.types.utc.as_ptr() => {}
+                    _ => return None,
+                }
+                let days = days_from_civil(dt.get_year() as i64, dt.get_month() as i64, dt.get_day() as i64);
+                let secs = days * 86_400 + dt.get_hour() as i64 * 3600 + dt.get_minute() as i64 * 60 + dt.get_second() as i64;
+                let us = dt.get_microsecond() as i64;
+                let ts = if fast == Fast::TimestampMillis { secs * 1000 + us / 1000 } else { secs * 1_000_000 + us };
+                if !matches!(self.prog.nodes[inner], Node::Long) {
+                    return None;
+                }
+                put_long(buf, ts);
+                Some(Ok(()))
+            }
+            Fast::Date if ty == self.types.date.as_ptr() => {
+                let v = Bound::from_borrowed_ptr(py, o);
+                let d = v.cast_unchecked::<PyDate>();
+                let days = days_from_civil(d.get_year() as i64, d.get_month() as i64, d.get_day() as i64);
+                if !matches!(self.prog.nodes[inner], Node::Int) {
+                    return None;
+                }
+                put_long(buf, days);
+                Some(Ok(()))
+            }
+            _ => None,
+        }
+    }
+
     #[inline(always)]
     fn deeper(&self, py: Python<'_>, depth: u32) -> Result<u32, Stop> {
         if depth >= self.max_depth {
@@ -294,6 +350,26 @@ impl AvroEncoder {
         }
         Ok(depth + 1)
     }
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (`date.toordinal() - 719163`).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The exact classes and objects the logical fast paths compare with.
+struct Types {
+    uuid: Py<PyAny>,
+    datetime: Py<PyAny>,
+    date: Py<PyAny>,
+    utc: Py<PyAny>,
+    int_attr: Py<PyString>,
 }
 
 /// Map keys are strings: the index of the program's string node.
@@ -332,7 +408,10 @@ impl AvroEncoder {
     /// encoder built with the same prefix and options but no `to_dict`. Raises NotImplementedError
     /// for a schema the native encoder leaves to the pure one.
     #[new]
-    #[pyo3(signature = (schema, prefix, fallback, to_dict, strict, strict_allow_default, max_depth, logical_writers, validation_error))]
+    /// `fast_logical`: `{"long-timestamp-millis": code, ...}` for the logical types whose registered
+    /// prepare function is fastavro's own; `classes`: `(uuid.UUID, datetime.datetime, datetime.date,
+    /// datetime.timezone.utc)`.
+    #[pyo3(signature = (schema, prefix, fallback, to_dict, strict, strict_allow_default, max_depth, logical_writers, validation_error, fast_logical, classes))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -345,8 +424,12 @@ impl AvroEncoder {
         max_depth: u32,
         logical_writers: &Bound<'_, PyDict>,
         validation_error: Py<PyAny>,
+        fast_logical: &Bound<'_, PyDict>,
+        classes: (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
     ) -> PyResult<Self> {
-        let prog = program::compile(py, schema, logical_writers)?;
+        let prog = program::compile(py, schema, logical_writers, fast_logical)?;
+        let (uuid, datetime, date, utc) = classes;
+        let types = Types { uuid, datetime, date, utc, int_attr: PyString::intern(py, "int").unbind() };
         let capacity = AtomicUsize::new(prefix.len() + 64);
         Ok(AvroEncoder {
             fastavro_rules: strict || strict_allow_default || prog.recursive,
@@ -359,6 +442,7 @@ impl AvroEncoder {
             max_depth,
             validation_error,
             type_key: PyString::intern(py, "-type").unbind(),
+            types,
             capacity,
         })
     }

@@ -40,9 +40,34 @@ pub(crate) enum Node {
     Nullable { null_byte: u8, other_byte: u8, other: usize },
     Record(Vec<Field>),
     /// fastavro's prepare function for this logical type, called as `prepare(value, schema)`
-    Logical { prepare: Py<PyAny>, schema: Py<PyAny>, inner: usize },
+    /// unless `fast` converts the value natively the way that function does
+    Logical { prepare: Py<PyAny>, schema: Py<PyAny>, inner: usize, fast: Fast },
     /// a slot reserved for a named type while its body compiles (never left in a finished program)
     Pending,
+}
+
+/// Logical types whose fastavro prepare function the loop reproduces for the exact types it
+/// converts (`uuid.UUID`; `datetime` with `tzinfo=timezone.utc`; `date`; an `int` passes as is).
+/// Only when the registered prepare function is fastavro's own (serdes/avro/_native_encoder.py).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fast {
+    None,
+    Uuid,
+    TimestampMillis,
+    TimestampMicros,
+    Date,
+}
+
+impl Fast {
+    fn from_code(code: u8) -> Fast {
+        match code {
+            1 => Fast::Uuid,
+            2 => Fast::TimestampMillis,
+            3 => Fast::TimestampMicros,
+            4 => Fast::Date,
+            _ => Fast::None,
+        }
+    }
 }
 
 pub(crate) struct Program {
@@ -59,6 +84,7 @@ fn unsupported(what: &str) -> PyErr {
 struct Compiler<'py> {
     py: Python<'py>,
     logical_writers: Bound<'py, PyDict>,
+    fast_logical: Bound<'py, PyDict>,
     nodes: Vec<Node>,
     named: HashMap<String, usize>,
     /// names of the records being compiled (a reference to one of them is a recursion)
@@ -117,12 +143,16 @@ impl<'py> Compiler<'py> {
         if !named && primitive(&t).is_none() && !matches!(t.as_str(), "array" | "map") {
             return self.reference(&t);
         }
-        let prepare = match d.get_item("logicalType")? {
+        let (prepare, fast) = match d.get_item("logicalType")? {
             Some(lt) if lt.is_truthy()? => {
                 let key = format!("{}-{}", t, lt.str()?.to_str()?);
-                self.logical_writers.get_item(key)?
+                let fast = match self.fast_logical.get_item(&key)? {
+                    Some(code) => Fast::from_code(code.extract()?),
+                    None => Fast::None,
+                };
+                (self.logical_writers.get_item(key)?, fast)
             }
-            _ => None,
+            _ => (None, Fast::None),
         };
         // a named type's slot exists before its body compiles, so the body may refer to it
         let slot = if named {
@@ -176,7 +206,7 @@ impl<'py> Compiler<'py> {
         let node = match prepare {
             Some(prepare) => {
                 let inner = self.push(base);
-                Node::Logical { prepare: prepare.unbind(), schema: d.clone().into_any().unbind(), inner }
+                Node::Logical { prepare: prepare.unbind(), schema: d.clone().into_any().unbind(), inner, fast }
             }
             None => base,
         };
@@ -227,9 +257,14 @@ impl<'py> Compiler<'py> {
 
 /// Compile a schema parsed by fastavro's `parse_schema` (and checked by serdes' schema check).
 /// Raises NotImplementedError for what the native encoder leaves to the pure one.
-pub(crate) fn compile<'py>(py: Python<'py>, schema: &Bound<'py, PyAny>, logical_writers: &Bound<'py, PyDict>) -> PyResult<Program> {
+pub(crate) fn compile<'py>(
+    py: Python<'py>,
+    schema: &Bound<'py, PyAny>,
+    logical_writers: &Bound<'py, PyDict>,
+    fast_logical: &Bound<'py, PyDict>,
+) -> PyResult<Program> {
     // node 0 is the string node map keys are encoded with (mod.rs: STRING_KEY)
-    let mut c = Compiler { py, logical_writers: logical_writers.clone(), nodes: vec![Node::String], named: HashMap::new(), stack: Vec::new(), recursive: false };
+    let mut c = Compiler { py, logical_writers: logical_writers.clone(), fast_logical: fast_logical.clone(), nodes: vec![Node::String], named: HashMap::new(), stack: Vec::new(), recursive: false };
     let root = c.compile(schema)?;
     if c.nodes.iter().any(|n| matches!(n, Node::Pending)) {
         return Err(unsupported("this schema (a named type left unfinished)"));

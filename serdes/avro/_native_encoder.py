@@ -38,6 +38,9 @@ _FAST_LOGICAL = {
     "int-date": ("prepare_date", 4),
 }
 _CLASSES = (uuid.UUID, datetime.datetime, datetime.date, datetime.timezone.utc)
+# the native loop recurses once per nesting level of a recursive schema's value: whatever
+# serdes.max.depth says, it stops here, well inside a thread's stack
+NATIVE_MAX_DEPTH = 5000
 
 
 def _fast_logical() -> Dict[str, int]:
@@ -77,10 +80,12 @@ def compile_native_encoder(
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)
     try:
         encoder: _Encode = native.AvroEncoder(
-            parsed, prefix, fallback, to_dict, strict, strict_allow_default, limits.max_depth,
+            parsed, prefix, fallback, to_dict, strict, strict_allow_default, min(limits.max_depth, NATIVE_MAX_DEPTH),
             LOGICAL_WRITERS, ValidationError, _fast_logical(), _CLASSES,
         )
-    except NotImplementedError:  # a schema the native program leaves to the pure encoder
+    # NotImplementedError: a schema the native program leaves to the pure encoder; TypeError /
+    # ValueError: a schema shape it does not expect (the pure encoder is still right for it)
+    except (NotImplementedError, TypeError, ValueError):
         if to_dict is None:
             return fallback
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)

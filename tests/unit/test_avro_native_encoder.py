@@ -440,3 +440,14 @@ def test_a_registered_logical_writer_replaces_the_native_conversion(monkeypatch:
     rec = {"id": uuid.uuid4(), "ms": 1, "us": 2, "day": 3}
     assert native(rec, None) == pure(rec, None)
     assert b"custom" in native(rec, None)
+
+
+def test_a_huge_max_depth_is_capped_natively() -> None:
+    from serdes._limits import Limits
+    from serdes.avro._native_encoder import NATIVE_MAX_DEPTH
+
+    enc = compile_native_encoder(LINKED, _PREFIX, limits=Limits(max_depth=10**9))
+    d: Any = {"v": 1}
+    d["next"] = d
+    with pytest.raises(ValidationError, match=f"serdes.max.depth={NATIVE_MAX_DEPTH}"):
+        enc(d, None)

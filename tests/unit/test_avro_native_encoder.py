@@ -451,3 +451,29 @@ def test_a_huge_max_depth_is_capped_natively() -> None:
     d["next"] = d
     with pytest.raises(ValidationError, match=f"serdes.max.depth={NATIVE_MAX_DEPTH}"):
         enc(d, None)
+
+
+def test_the_depth_cap_fits_a_small_thread_stack() -> None:
+    import threading
+
+    from serdes._limits import Limits
+
+    enc = compile_native_encoder(LINKED, _PREFIX, limits=Limits(max_depth=10**9))
+    d: Any = {"v": 1}
+    d["next"] = d
+    seen: List[Any] = []
+
+    def run() -> None:
+        try:
+            enc(d, None)
+        except ValidationError as e:
+            seen.append(e)
+
+    old = threading.stack_size(512 * 1024)
+    try:
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old)
+    assert len(seen) == 1

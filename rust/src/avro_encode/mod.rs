@@ -94,6 +94,8 @@ pub struct AvroEncoder {
 }
 
 impl AvroEncoder {
+    #[cold]
+    #[inline(never)]
     fn depth_error(&self, py: Python<'_>) -> Stop {
         let msg = format!(
             "the value nests deeper than serdes.max.depth={} (a cyclic or hostile value?)",
@@ -294,6 +296,8 @@ impl AvroEncoder {
     }
 
     /// The loop's own conversion for the exact types `fast` knows (None: call the prepare function).
+    /// Not inlined: its locals would otherwise widen every recursive frame of enc().
+    #[inline(never)]
     unsafe fn fast_logical(&self, py: Python<'_>, o: *mut ffi::PyObject, fast: Fast, inner: usize, buf: &mut Vec<u8>, depth: u32) -> Option<Step> {
         let ty = ffi::Py_TYPE(o) as *mut ffi::PyObject;
         if ffi::PyLong_CheckExact(o) != 0 && fast != Fast::Uuid {

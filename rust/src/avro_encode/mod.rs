@@ -84,7 +84,8 @@ pub struct AvroEncoder {
     fastavro_rules: bool,
     strict: bool,
     strict_allow_default: bool,
-    /// nesting bound on values of a recursive schema (others nest no deeper than their schema)
+    /// nesting bound on values: serdes.max.depth for a recursive schema (others nest no deeper
+    /// than their schema), never above STACK_GUARD_DEPTH
     max_depth: u32,
     validation_error: Py<PyAny>,
     type_key: Py<PyString>,
@@ -376,6 +377,10 @@ struct Types {
     int_attr: Py<PyString>,
 }
 
+/// The nesting any value may reach natively (fits a 512 KiB thread stack; tests/unit/
+/// test_avro_native_encoder.py); fastavro cannot parse a schema nesting deeper than this anyway.
+const STACK_GUARD_DEPTH: u32 = 1000;
+
 /// Map keys are strings: the index of the program's string node.
 const STRING_KEY: usize = 0;
 
@@ -432,9 +437,11 @@ impl AvroEncoder {
         classes: (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
     ) -> PyResult<Self> {
         let prog = program::compile(py, schema, logical_writers, fast_logical)?;
+        let prog_recursive = prog.recursive;
         let (uuid, datetime, date, utc) = classes;
         let types = Types { uuid, datetime, date, utc, int_attr: PyString::intern(py, "int").unbind() };
         let capacity = AtomicUsize::new(prefix.len() + 64);
+        let max_depth = max_depth.min(STACK_GUARD_DEPTH);
         Ok(AvroEncoder {
             fastavro_rules: strict || strict_allow_default || prog.recursive,
             prog,
@@ -443,7 +450,9 @@ impl AvroEncoder {
             to_dict,
             strict,
             strict_allow_default,
-            max_depth,
+            // a value of a non-recursive schema nests no deeper than the schema (whose depth
+            // serdes.max.schema.depth bounds): only the stack guard applies to it
+            max_depth: if prog_recursive { max_depth } else { STACK_GUARD_DEPTH },
             validation_error,
             type_key: PyString::intern(py, "-type").unbind(),
             types,

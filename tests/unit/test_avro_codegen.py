@@ -382,13 +382,13 @@ def test_raw_bytes_schema_is_the_whole_payload() -> None:
 
 @_SETTINGS
 @given(sr=schema_and_record())
-def test_generated_encoder_matches_fastavro_writer(avro_encode_impl: str, sr: Any) -> None:
+def test_generated_encoder_matches_fastavro_writer(avro_encode_impl: str, sr: Any) -> None:  # noqa: F811 - the fixture
     compile_encoder = compile_for(avro_encode_impl)
     schema, rec = sr
     assert compile_encoder(schema, b"\x00\x00\x00\x00\x07")(rec, None) == b"\x00\x00\x00\x00\x07" + _enc(schema, rec)
 
 
-def test_encoder_rejects_what_fastavro_writes_as_garbage(avro_encode_impl: str) -> None:
+def test_encoder_rejects_what_fastavro_writes_as_garbage(avro_encode_impl: str) -> None:  # noqa: F811 - the fixture
     from serdes import ValidationError
 
     compile_encoder = compile_for(avro_encode_impl)

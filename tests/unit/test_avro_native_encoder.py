@@ -487,14 +487,14 @@ def test_the_depth_cap_fits_a_small_thread_stack() -> None:
     {"type": "record", "name": "R", "fields": [{"name": "e", "type": {"type": "enum", "name": "E)", "symbols": ["A"]}}]},
     {"type": "record", "name": "int", "fields": []},
 ])
-def test_invalid_names_are_a_schema_mismatch_on_both(avro_encode_impl: str, schema: Any) -> None:
+def test_invalid_names_are_a_schema_mismatch_on_both(avro_encode_impl: str, schema: Any) -> None:  # noqa: F811 - the fixture
     from serdes import SchemaMismatchError
 
     with pytest.raises(SchemaMismatchError):
         compile_for(avro_encode_impl)(schema)
 
 
-def test_too_deep_schemas_are_a_schema_mismatch_on_both(avro_encode_impl: str) -> None:
+def test_too_deep_schemas_are_a_schema_mismatch_on_both(avro_encode_impl: str) -> None:  # noqa: F811 - the fixture
     from serdes import SchemaMismatchError
     from serdes._limits import Limits
 
@@ -508,7 +508,7 @@ def test_too_deep_schemas_are_a_schema_mismatch_on_both(avro_encode_impl: str) -
 
 
 @pytest.mark.parametrize("kind,depth", [("array", 40), ("map", 120), ("record", 110)])
-def test_deep_schemas_encode_on_both(avro_encode_impl: str, kind: str, depth: int) -> None:
+def test_deep_schemas_encode_on_both(avro_encode_impl: str, kind: str, depth: int) -> None:  # noqa: F811 - the fixture
     s: Any = "long"
     value: Any = 7
     for i in range(depth):
@@ -524,7 +524,7 @@ def test_deep_schemas_encode_on_both(avro_encode_impl: str, kind: str, depth: in
 
 
 @pytest.mark.parametrize("name", ["a b", "ünï", "x'); import os #", "-type", ""])
-def test_hostile_field_names_and_map_keys_are_data_on_both(avro_encode_impl: str, name: str) -> None:
+def test_hostile_field_names_and_map_keys_are_data_on_both(avro_encode_impl: str, name: str) -> None:  # noqa: F811 - the fixture
     schema = {"type": "record", "name": "R", "fields": [
         {"name": name, "type": "string", "default": name}, {"name": "m", "type": {"type": "map", "values": "string"}}]}
     enc = compile_for(avro_encode_impl)(schema, _PREFIX)

@@ -89,7 +89,7 @@ def outcome(ser: Any, value: Any, ctx: SerializationContext) -> Any:
 
 
 @pytest.fixture
-def world(avro_encode_impl):
+def world(avro_encode_impl):  # noqa: F811 - the fixture
     # per test, on both Avro encoder implementations (native / pure)
     client = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
     ctx = SerializationContext("orders", MessageField.VALUE)

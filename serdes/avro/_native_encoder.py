@@ -14,6 +14,7 @@ know -- the result is the pure encoder itself. See docs/native.md ("Avro encodin
 from __future__ import annotations
 
 import datetime
+import decimal
 import uuid
 from typing import Any, Callable, Dict, Optional
 
@@ -36,8 +37,9 @@ _FAST_LOGICAL = {
     "long-timestamp-millis": ("prepare_timestamp_millis", 2),
     "long-timestamp-micros": ("prepare_timestamp_micros", 3),
     "int-date": ("prepare_date", 4),
+    "bytes-decimal": ("prepare_bytes_decimal", 5),
 }
-_CLASSES = (uuid.UUID, datetime.datetime, datetime.date, datetime.timezone.utc)
+_CLASSES = (uuid.UUID, datetime.datetime, datetime.date, datetime.timezone.utc, decimal.Decimal)
 # the native loop recurses once per nesting level of a recursive schema's value: whatever
 # serdes.max.depth says, it stops here, inside a 512 KiB thread stack (tested)
 NATIVE_MAX_DEPTH = 1000

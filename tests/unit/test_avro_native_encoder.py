@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import datetime
+import decimal
 import io
 import json
 import math
@@ -530,3 +531,24 @@ def test_hostile_field_names_and_map_keys_are_data_on_both(avro_encode_impl: str
     enc = compile_for(avro_encode_impl)(schema, _PREFIX)
     for rec in ({name: "v", "m": {name: name}}, {"m": {}}):
         assert _outcome(enc, rec) == _outcome(compile_encoder(schema, _PREFIX), rec)
+
+
+_DECIMAL_SCHEMA = {"type": "record", "name": "D", "fields": [
+    {"name": "a", "type": {"type": "bytes", "logicalType": "decimal", "precision": 20, "scale": 3}},
+    {"name": "b", "type": {"type": "bytes", "logicalType": "decimal", "precision": 38}},
+    {"name": "c", "type": {"type": "fixed", "name": "FD", "size": 8, "logicalType": "decimal", "precision": 12, "scale": 2}}]}
+
+
+@_SETTINGS
+@given(st.one_of(st.decimals(min_value=-(10**16), max_value=10**16, places=3), st.decimals()),
+       st.one_of(st.integers(-(10**37), 10**37).map(decimal.Decimal),
+                 st.tuples(st.integers(-(10**20), 10**20), st.integers(0, 17)).map(lambda t: decimal.Decimal(t[0]).scaleb(t[1])),
+                 st.decimals(allow_nan=False, allow_infinity=False)),
+       st.decimals(min_value=-(10**9), max_value=10**9, places=2))
+def test_native_decimal_conversion_matches_fastavro(a: Any, b: Any, c: Any) -> None:
+    native, pure = _pair(_DECIMAL_SCHEMA)
+    rec = {"a": a, "b": b, "c": c}
+    got = _outcome(native, rec)
+    assert got == _outcome(pure, rec)
+    if got[0] == "ok":
+        assert got[1] == _fastavro(_DECIMAL_SCHEMA, rec)

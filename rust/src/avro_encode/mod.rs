@@ -344,6 +344,45 @@ impl AvroEncoder {
                 put_long(buf, days);
                 Some(Ok(()))
             }
+            Fast::Decimal { precision, scale } if ty == self.types.decimal.as_ptr() => {
+                if !matches!(self.prog.nodes[inner], Node::Bytes) {
+                    return None;
+                }
+                let v = Bound::from_borrowed_ptr(py, o);
+                let t = v.call_method0(self.types.as_tuple.bind(py)).ok()?;
+                let (sign, digits, exp): (i64, Bound<'_, pyo3::types::PyTuple>, Bound<'_, PyAny>) = t.extract().ok()?;
+                // NaN / infinities have a str exponent; too many digits or a finer scale than the
+                // schema's are fastavro's errors: all left to the prepare function
+                let exp: i64 = exp.extract().ok()?;
+                let n = digits.len() as i64;
+                if n > precision {
+                    return None;
+                }
+                let delta = exp.checked_add(scale)?;
+                if delta < 0 {
+                    return None;
+                }
+                let mut m: u128 = 0;
+                for d in digits.iter() {
+                    let d: u32 = d.extract().ok()?;
+                    if d > 9 {
+                        return None;
+                    }
+                    m = m.checked_mul(10)?.checked_add(d as u128)?;
+                }
+                m = m.checked_mul(10u128.checked_pow(u32::try_from(delta).ok()?)?)?;
+                if m >= 1u128 << 126 {
+                    return None;
+                }
+                // (m.bit_length() + 8) // 8 bytes of big-endian two's complement, as fastavro
+                let bits = 128 - m.leading_zeros() as usize;
+                let n_bytes = (bits + 8) / 8;
+                let signed = if sign != 0 { -(m as i128) } else { m as i128 };
+                let be = signed.to_be_bytes();
+                put_len(buf, n_bytes as ffi::Py_ssize_t);
+                buf.extend_from_slice(&be[16 - n_bytes..]);
+                Some(Ok(()))
+            }
             _ => None,
         }
     }
@@ -374,7 +413,9 @@ struct Types {
     datetime: Py<PyAny>,
     date: Py<PyAny>,
     utc: Py<PyAny>,
+    decimal: Py<PyAny>,
     int_attr: Py<PyString>,
+    as_tuple: Py<PyString>,
 }
 
 /// The nesting any value may reach natively (fits a 512 KiB thread stack; tests/unit/
@@ -419,7 +460,7 @@ impl AvroEncoder {
     #[new]
     /// `fast_logical`: `{"long-timestamp-millis": code, ...}` for the logical types whose registered
     /// prepare function is fastavro's own; `classes`: `(uuid.UUID, datetime.datetime, datetime.date,
-    /// datetime.timezone.utc)`.
+    /// datetime.timezone.utc, decimal.Decimal)`.
     #[pyo3(signature = (schema, prefix, fallback, to_dict, strict, strict_allow_default, max_depth, logical_writers, validation_error, fast_logical, classes))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -434,12 +475,20 @@ impl AvroEncoder {
         logical_writers: &Bound<'_, PyDict>,
         validation_error: Py<PyAny>,
         fast_logical: &Bound<'_, PyDict>,
-        classes: (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
+        classes: (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
     ) -> PyResult<Self> {
         let prog = program::compile(py, schema, logical_writers, fast_logical)?;
         let prog_recursive = prog.recursive;
-        let (uuid, datetime, date, utc) = classes;
-        let types = Types { uuid, datetime, date, utc, int_attr: PyString::intern(py, "int").unbind() };
+        let (uuid, datetime, date, utc, decimal) = classes;
+        let types = Types {
+            uuid,
+            datetime,
+            date,
+            utc,
+            decimal,
+            int_attr: PyString::intern(py, "int").unbind(),
+            as_tuple: PyString::intern(py, "as_tuple").unbind(),
+        };
         let capacity = AtomicUsize::new(prefix.len() + 64);
         let max_depth = max_depth.min(STACK_GUARD_DEPTH);
         Ok(AvroEncoder {

@@ -56,17 +56,34 @@ pub(crate) enum Fast {
     TimestampMillis,
     TimestampMicros,
     Date,
+    /// bytes-decimal with the schema's precision and scale (both plain ints)
+    Decimal { precision: i64, scale: i64 },
 }
 
 impl Fast {
-    fn from_code(code: u8) -> Fast {
-        match code {
+    fn from_code(code: u8, schema: &Bound<'_, PyDict>) -> PyResult<Fast> {
+        Ok(match code {
             1 => Fast::Uuid,
             2 => Fast::TimestampMillis,
             3 => Fast::TimestampMicros,
             4 => Fast::Date,
+            5 => {
+                // fastavro reads schema["precision"] and schema.get("scale", 0): only plain ints here
+                let int = |k: &str| -> PyResult<Option<i64>> {
+                    match schema.get_item(k)? {
+                        Some(v) if v.is_exact_instance_of::<pyo3::types::PyInt>() => Ok(v.extract().ok()),
+                        Some(_) => Ok(None),
+                        None if k == "scale" => Ok(Some(0)),
+                        None => Ok(None),
+                    }
+                };
+                match (int("precision")?, int("scale")?) {
+                    (Some(precision), Some(scale)) => Fast::Decimal { precision, scale },
+                    _ => Fast::None,
+                }
+            }
             _ => Fast::None,
-        }
+        })
     }
 }
 
@@ -147,7 +164,7 @@ impl<'py> Compiler<'py> {
             Some(lt) if lt.is_truthy()? => {
                 let key = format!("{}-{}", t, lt.str()?.to_str()?);
                 let fast = match self.fast_logical.get_item(&key)? {
-                    Some(code) => Fast::from_code(code.extract()?),
+                    Some(code) => Fast::from_code(code.extract()?, d)?,
                     None => Fast::None,
                 };
                 (self.logical_writers.get_item(key)?, fast)

@@ -64,27 +64,37 @@ def _fastavro(schema: Any, value: Any) -> bytes:
     return _PREFIX + fo.getvalue()
 
 
+class _Str(str):
+    pass
+
+
+class _Int(int):
+    pass
+
+
 NULLABLE_ONLY = {"type": "record", "name": "N", "fields": [
     {"name": "a", "type": "int"}, {"name": "u", "type": ["null", "string"]},
     {"name": "v", "type": ["long", "null"], "default": 3}]}
 GENERAL_UNION = {"type": "record", "name": "G", "fields": [{"name": "u", "type": ["int", "string"]}]}
+LOGICAL_UNION = {"type": "record", "name": "G", "fields": [
+    {"name": "u", "type": ["null", "string", {"type": "long", "logicalType": "timestamp-millis"}]}]}
 LINKED = {"type": "record", "name": "L", "fields": [{"name": "v", "type": "long"}, {"name": "next", "type": ["null", "L"]}]}
 TREE = {"type": "record", "name": "T", "fields": [{"name": "children", "type": {"type": "array", "items": "T"}}]}
 
 
 # -- which encoder is built ------------------------------------------------------------------------
 
-@pytest.mark.parametrize("schema", [STANDARD, COMPLEX, NULLABLE_ONLY, LINKED, TREE, "long", {"type": "array", "items": "string"}],
-                         ids=["standard", "complex", "nullable", "linked", "tree", "long", "array"])
+@pytest.mark.parametrize("schema", [STANDARD, COMPLEX, NULLABLE_ONLY, GENERAL_UNION, LINKED, TREE, "long", {"type": "array", "items": "string"}],
+                         ids=["standard", "complex", "nullable", "general-union", "linked", "tree", "long", "array"])
 def test_supported_schemas_build_the_native_encoder(schema: Any) -> None:
     assert is_native_encoder(compile_native_encoder(schema))
 
 
-@pytest.mark.parametrize("schema", [GENERAL_UNION, "bytes", {"type": "bytes"}], ids=["general-union", "bytes", "bytes-dict"])
+@pytest.mark.parametrize("schema", [LOGICAL_UNION, "bytes", {"type": "bytes"}], ids=["logical-union", "bytes", "bytes-dict"])
 def test_unsupported_schemas_build_the_pure_encoder(schema: Any) -> None:
     enc = compile_native_encoder(schema, _PREFIX)
     assert not is_native_encoder(enc)
-    value = {"u": "x"} if schema is GENERAL_UNION else b"raw"
+    value = {"u": "x"} if schema is LOGICAL_UNION else b"raw"
     assert enc(value, None) == compile_encoder(schema, _PREFIX)(value, None)
 
 
@@ -246,6 +256,33 @@ def test_defaults_nullable_branches_and_tuple_notation() -> None:
         assert _outcome(native, value) == _outcome(pure, value), value
 
 
+_UNION_CASES = [
+    ["null", "int", "long", "string"], ["long", "int"], ["float", "double"], ["float", "int"], ["double", "float"],
+    ["int", "float", "string", "double"], ["boolean", "string", {"type": "enum", "name": "E", "symbols": ["A", "B"]}],
+    [{"type": "enum", "name": "E", "symbols": ["A", "B"]}, "string"], ["bytes", {"type": "fixed", "name": "F", "size": 2}],
+    [{"type": "fixed", "name": "F", "size": 2}, "bytes"], ["string", {"type": "array", "items": "int"}],
+    ["null", {"type": "map", "values": "long"}, "string"], ["int", {"type": "record", "name": "Q", "fields": [{"name": "x", "type": "int"}]}],
+    ["null", {"type": "record", "name": "Q", "fields": [{"name": "x", "type": "int"}]},
+     {"type": "record", "name": "P", "fields": [{"name": "x", "type": "int"}, {"name": "y", "type": "int"}]}],
+    ["null", "boolean", "double"],
+]
+_UNION_VALUES = [None, True, False, 0, 5, -(2**31) - 1, 2**31, 2**40, 2**63, 1.5, -0.0, math.inf, "A", "C", "", b"ab", b"abc",
+                 bytearray(b"ab"), [1, 2], [], (1, 2), ("string", "x"), {"k": 1}, {"x": 1}, {"x": 1, "y": 2}, {"-type": "P", "x": 1},
+                 _Str("A"), OrderedDict(k=1), 1.5j]
+
+
+@pytest.mark.parametrize("branches", _UNION_CASES, ids=lambda b: json.dumps(b)[:40])
+def test_general_unions_choose_the_branch_fastavro_chooses(branches: Any) -> None:
+    schema = {"type": "record", "name": "U", "fields": [{"name": "u", "type": branches}]}
+    native, pure = _pair(schema)
+    assert is_native_encoder(native)
+    for v in _UNION_VALUES:
+        got = _outcome(native, {"u": v})
+        assert got == _outcome(pure, {"u": v}), v
+        if got[0] == "ok":
+            assert got[1] == _fastavro(schema, {"u": v}), v
+
+
 @pytest.mark.parametrize("field, value", [
     ("int", 2**31), ("int", -(2**31) - 1), ("long", 2**63), ("long", -(2**63) - 1), ("long", 2**1000),
     ("long", True), ("int", 1.0), ("float", 2**1000), ("float", 1e300), ("float", -1e39), ("double", 2**1000),
@@ -261,14 +298,6 @@ def test_edge_scalars_same_outcome(field: str, value: Any) -> None:
         assert n[0] == p[0] == "ok" and len(n[1]) == len(p[1])
     else:
         assert n == p
-
-
-class _Str(str):
-    pass
-
-
-class _Int(int):
-    pass
 
 
 def test_subclasses_and_mappings_get_the_pure_answer() -> None:

@@ -18,7 +18,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyString, PyTimeAccess, PyTzInfoAccess};
 
-use program::{Fast, Node, Program};
+use program::{Fast, Kind, Node, Program};
 
 /// Why the native loop stopped.
 enum Stop {
@@ -249,6 +249,12 @@ impl AvroEncoder {
                     self.enc(py, o, *other, buf, depth)?;
                 }
             }
+            Node::Union(branches) => {
+                let depth = self.deeper(py, depth)?;
+                let i = choose_branch(o, branches)?;
+                put_long(buf, i as i64);
+                self.enc(py, o, branches[i].1, buf, depth)?;
+            }
             Node::Record(fields) => {
                 let depth = self.deeper(py, depth)?;
                 if ffi::PyDict_CheckExact(o) == 0 {
@@ -396,6 +402,82 @@ impl AvroEncoder {
     }
 }
 
+/// The branch fastavro's `write_union` picks for `o` -- the first branch whose `validate` accepts
+/// it, except that a "float" gives way to a later "double" -- for the values where the exact type
+/// decides which branches can accept it. Anything else bails: a tuple (tuple notation), a dict
+/// when a record branch exists (fastavro counts matching fields), bytes when an array branch exists
+/// (fastavro takes bytes as a sequence of ints), any other type.
+unsafe fn choose_branch(o: *mut ffi::PyObject, branches: &[(Kind, usize)]) -> Result<usize, Stop> {
+    let first = |accepts: &dyn Fn(&Kind) -> bool| branches.iter().position(|(k, _)| accepts(k)).ok_or(Stop::Bail);
+    if o == ffi::Py_None() {
+        return first(&|k| matches!(k, Kind::Null));
+    }
+    if o == ffi::Py_True() || o == ffi::Py_False() {
+        return first(&|k| matches!(k, Kind::Boolean));
+    }
+    let numeric = if ffi::PyLong_CheckExact(o) != 0 {
+        let v = exact_i64(o).ok_or(Stop::Bail)?;
+        Some(Some(v))
+    } else if ffi::PyFloat_CheckExact(o) != 0 {
+        Some(None)
+    } else {
+        None
+    };
+    if let Some(int) = numeric {
+        let mut float_at = None;
+        for (i, (k, _)) in branches.iter().enumerate() {
+            if float_at.is_some() {
+                if matches!(k, Kind::Double) {
+                    return Ok(i);
+                }
+                continue;
+            }
+            match (k, int) {
+                (Kind::Int, Some(v)) if (i32::MIN as i64..=i32::MAX as i64).contains(&v) => return Ok(i),
+                (Kind::Long, Some(_)) | (Kind::Double, _) => return Ok(i),
+                (Kind::Float, _) => float_at = Some(i),
+                _ => {}
+            }
+        }
+        return float_at.ok_or(Stop::Bail);
+    }
+    if ffi::PyUnicode_CheckExact(o) != 0 {
+        for (i, (k, _)) in branches.iter().enumerate() {
+            match k {
+                Kind::String => return Ok(i),
+                Kind::Enum(table) => {
+                    let hit = ffi::PyDict_GetItemWithError(table.as_ptr(), o);
+                    if !hit.is_null() {
+                        return Ok(i);
+                    }
+                    if !ffi::PyErr_Occurred().is_null() {
+                        ffi::PyErr_Clear();
+                        return Err(Stop::Bail);
+                    }
+                }
+                _ => {}
+            }
+        }
+        return Err(Stop::Bail);
+    }
+    if let Some(b) = bytes_of(o) {
+        if branches.iter().any(|(k, _)| matches!(k, Kind::Array)) {
+            return Err(Stop::Bail);
+        }
+        return first(&|k| matches!(k, Kind::Bytes) || matches!(k, Kind::Fixed(n) if *n == b.len()));
+    }
+    if ffi::PyList_CheckExact(o) != 0 {
+        return first(&|k| matches!(k, Kind::Array));
+    }
+    if ffi::PyDict_CheckExact(o) != 0 {
+        if branches.iter().any(|(k, _)| matches!(k, Kind::Record)) {
+            return Err(Stop::Bail);
+        }
+        return first(&|k| matches!(k, Kind::Map));
+    }
+    Err(Stop::Bail)
+}
+
 /// Days from 1970-01-01 to a proleptic Gregorian date (`date.toordinal() - 719163`).
 fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -492,7 +574,7 @@ impl AvroEncoder {
         let capacity = AtomicUsize::new(prefix.len() + 64);
         let max_depth = max_depth.min(STACK_GUARD_DEPTH);
         Ok(AvroEncoder {
-            fastavro_rules: strict || strict_allow_default || prog.recursive,
+            fastavro_rules: strict || strict_allow_default || prog.recursive || prog.general_union,
             prog,
             prefix,
             fallback,

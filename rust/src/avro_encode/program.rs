@@ -5,7 +5,9 @@
 //! The compiler mirrors serdes/avro/_encgen.py's generator: the same schemas compile, named types
 //! are registered when first seen, logical types go through fastavro's `LOGICAL_WRITERS` (the same
 //! prepare functions the pure encoder calls), and what the generator declines (general unions,
-//! unknown types) is declined here too (`Unsupported`), so serdes builds the pure encoder instead.
+//! unknown types) is declined here too (`Unsupported`), so serdes builds the pure encoder instead --
+//! except general unions, which compile (`Node::Union`) when every branch is a plain type the
+//! loop can choose between the way fastavro's `write_union` does.
 //! Unlike the generator it compiles recursive types; it reports them (`recursive`) because the pure
 //! reference for those is fastavro's writer, whose record rules the encoder then follows.
 use std::collections::HashMap;
@@ -38,12 +40,31 @@ pub(crate) enum Node {
     Map(usize),
     /// a two-branch union with "null": the index byte of each branch and the other branch's node
     Nullable { null_byte: u8, other_byte: u8, other: usize },
+    /// any other union: each branch's kind (what fastavro's branch choice looks at) and node
+    Union(Vec<(Kind, usize)>),
     Record(Vec<Field>),
     /// fastavro's prepare function for this logical type, called as `prepare(value, schema)`
     /// unless `fast` converts the value natively the way that function does
     Logical { prepare: Py<PyAny>, schema: Py<PyAny>, inner: usize, fast: Fast },
     /// a slot reserved for a named type while its body compiles (never left in a finished program)
     Pending,
+}
+
+/// What a general union's branch choice needs to know of a branch (fastavro's `write_union`).
+pub(crate) enum Kind {
+    Null,
+    Boolean,
+    Int,
+    Long,
+    Float,
+    Double,
+    String,
+    Bytes,
+    Fixed(usize),
+    Enum(Py<PyDict>),
+    Array,
+    Map,
+    Record,
 }
 
 /// Logical types whose fastavro prepare function the loop reproduces for the exact types it
@@ -92,6 +113,8 @@ pub(crate) struct Program {
     pub root: usize,
     /// a named type refers to itself (directly or not): values can nest without bound
     pub recursive: bool,
+    /// a union other than ["null", X]: the pure encoder for the schema is fastavro's general path
+    pub general_union: bool,
 }
 
 fn unsupported(what: &str) -> PyErr {
@@ -107,6 +130,7 @@ struct Compiler<'py> {
     /// names of the records being compiled (a reference to one of them is a recursion)
     stack: Vec<String>,
     recursive: bool,
+    general_union: bool,
 }
 
 fn primitive(t: &str) -> Option<Node> {
@@ -237,19 +261,60 @@ impl<'py> Compiler<'py> {
     }
 
     fn union(&mut self, branches: &Bound<'py, PyList>) -> PyResult<usize> {
-        // the generator's rule: exactly two branches, one of them "null"
+        // the generator's own case: two branches, one of them "null"
         let is_null = |b: &Bound<'py, PyAny>| b.cast::<PyString>().map(|s| s.to_str().ok() == Some("null")).unwrap_or(false);
-        if branches.len() != 2 {
-            return Err(unsupported("a general union (only [\"null\", X] compiles)"));
+        if branches.len() == 2 {
+            let (a, b) = (branches.get_item(0)?, branches.get_item(1)?);
+            let nullable = match (is_null(&a), is_null(&b)) {
+                (true, false) => Some((0u8, b)),
+                (false, true) => Some((1u8, a)),
+                _ => None,
+            };
+            if let Some((null_idx, other)) = nullable {
+                let other = self.compile(&other)?;
+                return Ok(self.push(Node::Nullable { null_byte: null_idx * 2, other_byte: (1 - null_idx) * 2, other }));
+            }
         }
-        let (a, b) = (branches.get_item(0)?, branches.get_item(1)?);
-        let (null_idx, other) = match (is_null(&a), is_null(&b)) {
-            (true, false) => (0u8, b),
-            (false, true) => (1u8, a),
-            _ => return Err(unsupported("a general union (only [\"null\", X] compiles)")),
-        };
-        let other = self.compile(&other)?;
-        Ok(self.push(Node::Nullable { null_byte: null_idx * 2, other_byte: (1 - null_idx) * 2, other }))
+        // any other union: the pure encoder is fastavro's for the whole schema, whose branch choice
+        // the loop reproduces for branches it can tell apart by the value's exact type
+        self.general_union = true;
+        if branches.is_empty() {
+            return Err(unsupported("an empty union"));
+        }
+        let mut out = Vec::new();
+        let (mut arrays, mut maps) = (0, 0);
+        for b in branches.iter() {
+            let node = self.compile(&b)?;
+            let kind = match &self.nodes[node] {
+                Node::Null => Kind::Null,
+                Node::Boolean => Kind::Boolean,
+                Node::Int => Kind::Int,
+                Node::Long => Kind::Long,
+                Node::Float => Kind::Float,
+                Node::Double => Kind::Double,
+                Node::String => Kind::String,
+                Node::Bytes => Kind::Bytes,
+                Node::Fixed(n) => Kind::Fixed(*n),
+                Node::Enum(t) => Kind::Enum(t.clone_ref(self.py)),
+                Node::Array(_) => {
+                    arrays += 1;
+                    Kind::Array
+                }
+                Node::Map(_) => {
+                    maps += 1;
+                    Kind::Map
+                }
+                Node::Record(_) => Kind::Record,
+                // logical branches (fastavro validates them after its prepare function), a record
+                // still being compiled (a recursive reference), nested unions
+                _ => return Err(unsupported("this union branch (logical, recursive or nested)")),
+            };
+            out.push((kind, node));
+        }
+        if arrays > 1 || maps > 1 {
+            return Err(unsupported("a union with two arrays or two maps"));
+        }
+        Ok(self.push(Node::Union(out)))
     }
 
     fn record(&mut self, d: &Bound<'py, PyDict>) -> PyResult<Node> {
@@ -281,10 +346,10 @@ pub(crate) fn compile<'py>(
     fast_logical: &Bound<'py, PyDict>,
 ) -> PyResult<Program> {
     // node 0 is the string node map keys are encoded with (mod.rs: STRING_KEY)
-    let mut c = Compiler { py, logical_writers: logical_writers.clone(), fast_logical: fast_logical.clone(), nodes: vec![Node::String], named: HashMap::new(), stack: Vec::new(), recursive: false };
+    let mut c = Compiler { py, logical_writers: logical_writers.clone(), fast_logical: fast_logical.clone(), nodes: vec![Node::String], named: HashMap::new(), stack: Vec::new(), recursive: false, general_union: false };
     let root = c.compile(schema)?;
     if c.nodes.iter().any(|n| matches!(n, Node::Pending)) {
         return Err(unsupported("this schema (a named type left unfinished)"));
     }
-    Ok(Program { nodes: c.nodes, root, recursive: c.recursive })
+    Ok(Program { nodes: c.nodes, root, recursive: c.recursive, general_union: c.general_union })
 }

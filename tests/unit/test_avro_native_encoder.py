@@ -80,6 +80,8 @@ LOGICAL_UNION = {"type": "record", "name": "G", "fields": [
     {"name": "u", "type": ["null", "string", {"type": "long", "logicalType": "timestamp-millis"}]}]}
 LINKED = {"type": "record", "name": "L", "fields": [{"name": "v", "type": "long"}, {"name": "next", "type": ["null", "L"]}]}
 TREE = {"type": "record", "name": "T", "fields": [{"name": "children", "type": {"type": "array", "items": "T"}}]}
+JSONISH = {"type": "record", "name": "J", "fields": [
+    {"name": "v", "type": ["null", "boolean", "long", "double", "string", {"type": "array", "items": "J"}]}]}
 
 
 # -- which encoder is built ------------------------------------------------------------------------
@@ -353,6 +355,16 @@ def test_recursive_schema_matches_fastavro() -> None:
         assert native(_linked(n), None) == pure(_linked(n), None) == _fastavro(LINKED, _linked(n))
     tree = {"children": [{"children": []}, {"children": [{"children": []}]}]}
     assert compile_native_encoder(TREE, _PREFIX)(tree, None) == _fastavro(TREE, tree)
+
+
+def test_recursive_general_union_matches_fastavro() -> None:
+    native, pure = _pair(JSONISH)
+    assert is_native_encoder(native) and native.recursive  # type: ignore[attr-defined]
+    for v in [None, True, 3, 2.5, "s", [], [{"v": 1}, {"v": [{"v": "x"}]}], [{"v": None}], {"v": 1}, 2**70]:
+        got = _outcome(native, {"v": v})
+        assert got == _outcome(pure, {"v": v}), v
+        if got[0] == "ok":
+            assert got[1] == _fastavro(JSONISH, {"v": v})
 
 
 def test_recursive_values_are_bounded_by_max_depth() -> None:

@@ -304,10 +304,11 @@ impl<'py> Compiler<'py> {
                     maps += 1;
                     Kind::Map
                 }
-                Node::Record(_) => Kind::Record,
-                // logical branches (fastavro validates them after its prepare function), a record
-                // still being compiled (a recursive reference), nested unions
-                _ => return Err(unsupported("this union branch (logical, recursive or nested)")),
+                // Pending: a recursive reference to a record still being compiled (only records
+                // have bodies that can refer back)
+                Node::Record(_) | Node::Pending => Kind::Record,
+                // logical branches (fastavro validates them after its prepare function), nested unions
+                _ => return Err(unsupported("this union branch (logical or nested)")),
             };
             out.push((kind, node));
         }

@@ -7,8 +7,8 @@ accepted values, the same bytes and the same errors. When the extension is activ
 is the extension's ``AvroEncoder``; it runs on every value of the exact built-in types the pure
 encoder's fast path takes and hands anything else to the pure encoder for the same schema, which
 then decides (its bytes, or its :class:`serdes.ValidationError`). Otherwise -- pure Python forced or
-not built, a ``"bytes"`` schema (written raw), a general union, a type the generator does not
-know -- the result is the pure encoder itself. See docs/native.md ("Avro encoding").
+not built, a ``"bytes"`` schema (written raw), a union with a logical-type branch, a type the
+generator does not know -- the result is the pure encoder itself. See docs/native.md ("Avro encoding").
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ _FAST_LOGICAL = {
 }
 _CLASSES = (uuid.UUID, datetime.datetime, datetime.date, datetime.timezone.utc, decimal.Decimal)
 # the native loop recurses once per nesting level of a recursive schema's value: whatever
-# serdes.max.depth says, it stops here, inside a 512 KiB thread stack (tested)
+# serdes.max.depth says, it stops here, inside a 512 KiB thread stack (tested; the extension
+# applies the same bound, STACK_GUARD_DEPTH, to every schema)
 NATIVE_MAX_DEPTH = 1000
 
 

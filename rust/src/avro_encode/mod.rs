@@ -90,7 +90,9 @@ pub struct AvroEncoder {
     validation_error: Py<PyAny>,
     type_key: Py<PyString>,
     types: Types,
-    /// capacity of the next record's buffer: the largest record so far (one allocation per call)
+    /// capacity of the next record's buffer: the largest record so far, up to CAPACITY_HINT_MAX
+    /// (one allocation per call for usual records; one huge record does not make every later
+    /// call allocate its size)
     capacity: AtomicUsize,
 }
 
@@ -504,6 +506,9 @@ struct Types {
 /// test_avro_native_encoder.py); fastavro cannot parse a schema nesting deeper than this anyway.
 const STACK_GUARD_DEPTH: u32 = 1000;
 
+/// The largest buffer capacity reserved up front for a record.
+const CAPACITY_HINT_MAX: usize = 64 * 1024;
+
 /// Map keys are strings: the index of the program's string node.
 const STRING_KEY: usize = 0;
 
@@ -604,7 +609,7 @@ impl AvroEncoder {
         match unsafe { self.enc(py, value.as_ptr(), self.prog.root, &mut buf, 0) } {
             Ok(()) => {
                 if buf.len() > self.capacity.load(Ordering::Relaxed) {
-                    self.capacity.store(buf.len(), Ordering::Relaxed);
+                    self.capacity.store(buf.len().min(CAPACITY_HINT_MAX), Ordering::Relaxed);
                 }
                 Ok(PyBytes::new(py, &buf).into_any())
             }

@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 pub mod avro;
+mod avro_encode;
 
 /// The version of the crate, checked by `serdes/_native.py` against the Python package's.
 #[pyfunction]
@@ -14,5 +15,6 @@ fn abi_version() -> u32 {
 fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;
     avro::register(m)?;
+    avro_encode::register(m)?;
     Ok(())
 }

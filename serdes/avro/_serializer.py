@@ -12,7 +12,7 @@ from .._confluent import get_parsed_schema
 from .._errors import RecordLocation, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Encoder, FastSerializer
-from ._codegen import compile_encoder
+from ._native_encoder import compile_native_encoder
 from ._schema_check import check_schema
 
 __all__ = ["AvroSerializer"]
@@ -64,5 +64,6 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
                 parsed = get_parsed_schema(self, written_with)
             except Exception as e:  # noqa: BLE001 - an untrusted registry schema
                 raise SchemaMismatchError(f"the registry schema does not parse: {type(e).__name__}: {e}") from None
-        return compile_encoder(parsed, prefix, self._strict, self._strict_allow_default, self._to_dict,
-                               self._limits, role)
+        # native when the extension is active and compiles the schema, else the pure encoder
+        return compile_native_encoder(parsed, prefix, self._strict, self._strict_allow_default, self._to_dict,
+                                      self._limits, role)

@@ -1,4 +1,6 @@
-"""serdes.avro serializer/deserializer against confluent-kafka's, on the mock registry."""
+"""serdes.avro serializer/deserializer against confluent-kafka's, on the mock registry.
+
+The serializer tests run on both encoder implementations (the ``avro_encode_impl`` fixture)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from hypothesis import strategies as st
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
 
+from tests.support.avro_encode_impl import avro_encode_impl  # noqa: F401 - the fixture
 from tests.support.avro_samples import COMPLEX, STANDARD, records
 
 _UTC = datetime.timezone.utc
@@ -54,6 +57,7 @@ CPX_REC = records()["complex"][1]
 
 # -- round trips -----------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("avro_encode_impl")
 @pytest.mark.parametrize("schema,rec", [(STANDARD, STD_REC), (COMPLEX, CPX_REC)], ids=["standard", "complex"])
 def test_prefix_round_trip_both_directions(client: Any, schema: dict, rec: dict) -> None:
     s = json.dumps(schema)
@@ -69,6 +73,7 @@ def test_prefix_round_trip_both_directions(client: Any, schema: dict, rec: dict)
     assert len(ours_de._decoders) == 1
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_guid_header_framing_round_trip(client: Any) -> None:
     s = json.dumps(STANDARD)
     conf = {"schema.id.serializer": header_schema_id_serializer}
@@ -85,6 +90,7 @@ def test_guid_header_framing_round_trip(client: Any) -> None:
         assert CDeser(client, conf={"schema.id.deserializer": dual_schema_id_deserializer})(b1, _ctx(headers=h1)) == STD_REC
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_guid_prefix_frame_decodes(client: Any) -> None:
     s = json.dumps(STANDARD)
     h: list = []
@@ -96,6 +102,7 @@ def test_guid_prefix_frame_decodes(client: Any) -> None:
     assert len(framed[:17]) == 17 and framed[:17] in de._decoders
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_from_dict_to_dict(client: Any) -> None:
     class Obj:
         def __init__(self, d: dict) -> None:
@@ -109,6 +116,7 @@ def test_from_dict_to_dict(client: Any) -> None:
         assert isinstance(out, Obj) and out.d == STD_REC
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_return_record_name(client: Any) -> None:
     schema = {"type": "record", "name": "W", "namespace": "n", "fields": [
         {"name": "u", "type": ["null", {"type": "record", "name": "A", "fields": [{"name": "x", "type": "int"}]}]}]}
@@ -118,6 +126,7 @@ def test_return_record_name(client: Any) -> None:
         CDeser(client, return_record_name=True)(data, _ctx()) == {"u": ("n.A", {"x": 1})}
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_bytes_schema_raw_payload(client: Any) -> None:
     ser, cser = AvroSerializer(client, '"bytes"'), CSer(client, '"bytes"')
     for _ in range(2):
@@ -172,6 +181,7 @@ def test_use_latest_version_reader(client: Any) -> None:
     assert got == {"id": 1, "name": "a", "color": "GREEN", "email": None}
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_serializer_use_latest_and_use_schema_id(client: Any) -> None:
     subject = "lat-value"
     sid1 = client.register_schema(subject, Schema(json.dumps(V1), "AVRO"))
@@ -189,6 +199,7 @@ def test_serializer_use_latest_and_use_schema_id(client: Any) -> None:
         assert AvroDeserializer(client)(out, _ctx("lat")) == rec1
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_preregistered_schema_without_auto_register(client: Any) -> None:
     s = json.dumps(STANDARD)
     ser = AvroSerializer(client, s, conf={"auto.register.schemas": False})
@@ -200,6 +211,7 @@ def test_preregistered_schema_without_auto_register(client: Any) -> None:
     assert int.from_bytes(out[1:5], "big") == sid
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 @pytest.mark.parametrize("strategy,subject", [
     (topic_subject_name_strategy, "strat-value"),
     (record_subject_name_strategy, "bench.Standard"),
@@ -219,6 +231,7 @@ def test_subject_name_strategies(client: Any, strategy: Any, subject: str) -> No
 
 # -- references ------------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_named_type_reference(client: Any) -> None:
     addr = {"type": "record", "name": "Address", "namespace": "ex", "fields": [{"name": "city", "type": "string"}]}
     client.register_schema("addr", Schema(json.dumps(addr), "AVRO"))
@@ -238,6 +251,7 @@ def test_named_type_reference(client: Any) -> None:
 
 # -- validation ------------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_wrong_type_is_validation_error_naming_field(client: Any) -> None:
     ser = AvroSerializer(client, json.dumps(COMPLEX))
     ser(CPX_REC, _ctx())
@@ -252,6 +266,7 @@ def test_wrong_type_is_validation_error_naming_field(client: Any) -> None:
         ser(bad, _ctx())
 
 
+@pytest.mark.usefixtures("avro_encode_impl")
 def test_tuple_notation_union_goes_to_fastavro(client: Any) -> None:
     schema = {"type": "record", "name": "R", "fields": [
         {"name": "u", "type": ["null", {"type": "record", "name": "A", "fields": [{"name": "x", "type": "int"}]}]}]}

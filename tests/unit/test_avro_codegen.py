@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError
 from serdes.avro._codegen import Unsupported, generated_source
 
+from tests.support.avro_encode_impl import avro_encode_impl, compile_for  # noqa: F401 - the fixture
 from tests.support.avro_strategies import evolve, schema_and_record, schemas
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
@@ -380,18 +381,17 @@ def test_raw_bytes_schema_is_the_whole_payload(avro_impl: Any) -> None:
 # -- encoder ---------------------------------------------------------------------------------------
 
 @_SETTINGS
-@given(schema_and_record())
-def test_generated_encoder_matches_fastavro_writer(sr: Any) -> None:
-    from serdes.avro._codegen import compile_encoder
-
+@given(sr=schema_and_record())
+def test_generated_encoder_matches_fastavro_writer(avro_encode_impl: str, sr: Any) -> None:  # noqa: F811 - the fixture
+    compile_encoder = compile_for(avro_encode_impl)
     schema, rec = sr
     assert compile_encoder(schema, b"\x00\x00\x00\x00\x07")(rec, None) == b"\x00\x00\x00\x00\x07" + _enc(schema, rec)
 
 
-def test_encoder_rejects_what_fastavro_writes_as_garbage() -> None:
+def test_encoder_rejects_what_fastavro_writes_as_garbage(avro_encode_impl: str) -> None:  # noqa: F811 - the fixture
     from serdes import ValidationError
-    from serdes.avro._codegen import compile_encoder
 
+    compile_encoder = compile_for(avro_encode_impl)
     s = {"type": "record", "name": "R", "fields": [
         {"name": "a", "type": "int"},
         {"name": "n", "type": {"type": "record", "name": "N", "fields": [{"name": "x", "type": "long"}]}}]}

@@ -32,6 +32,8 @@ from hypothesis import strategies as st
 import serdes
 from serdes.avro import AvroSerializer
 
+from tests.support.avro_encode_impl import avro_encode_impl  # noqa: F401 - the fixture
+
 FIELDS = [
     {"name": "n", "type": ["null", "int"]},
     {"name": "ns", "type": ["null", "string"], "default": None},
@@ -86,8 +88,9 @@ def outcome(ser: Any, value: Any, ctx: SerializationContext) -> Any:
         return type(e)
 
 
-@pytest.fixture(scope="module")
-def world():
+@pytest.fixture
+def world(avro_encode_impl):  # noqa: F811 - the fixture
+    # per test, on both Avro encoder implementations (native / pure)
     client = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
     ctx = SerializationContext("orders", MessageField.VALUE)
     warm, theirs = AvroSerializer(client, SCHEMA), ConfluentAvroSerializer(client, SCHEMA)

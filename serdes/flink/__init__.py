@@ -62,7 +62,9 @@ from ._types import (
     get_typed_state,
 )
 
-from ._state import StateSchemaIncompatibleError, stop_with_savepoint, trigger_savepoint
+from ._state import StateSchemaIncompatibleError
+from ._savepoints import stop_with_savepoint, trigger_savepoint
+from ._pyflink import PyFlinkAPIError
 
 __all__ = [name for name in dir() if not name.startswith("_")]
 from ._execute import FlinkJobError, execute, find_record_error  # noqa: E402

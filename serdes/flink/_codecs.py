@@ -17,7 +17,7 @@ Both take the same constructor arguments and are called as ``(data, ctx)``.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 _CLASSES = {
     # (format, role) -> (serdes module, confluent module, class name)
@@ -154,3 +154,22 @@ def json_serializer(registry: Any, schema_str: Any, impl: str = "auto", **kwargs
 def custom(fmt: str, role: str, factory: Callable[..., Any], registry: Any = None, **kwargs: Any) -> SerdeSpec:
     """A recipe calling ``factory(registry_client, **kwargs)`` in the worker."""
     return SerdeSpec(fmt, role, registry, kwargs, factory=factory)
+
+
+# -- in the worker -----------------------------------------------------------------------------
+
+
+def create_in_worker(value: SerdeSpec, key: Optional[SerdeSpec]) -> Tuple[Callable[[Any, Any], Any],
+                                                                        Optional[Callable[[Any, Any], Any]]]:
+    """The value and key serdes of an operator, built in its ``open()`` (never pickled with the job);
+    the key shares the value's registry client when both name the same registry."""
+    client = None
+    if value.registry_conf is not None:
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+
+        client = SchemaRegistryClient(value.registry_conf)
+    value_serde = value.create(client)
+    key_serde = None
+    if key is not None:
+        key_serde = key.create(client if key.registry_conf == value.registry_conf else None)
+    return value_serde, key_serde

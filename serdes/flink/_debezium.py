@@ -21,22 +21,16 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from confluent_kafka.serialization import MessageField
 from pyflink.common import Row, RowKind, Types
 from pyflink.common.typeinfo import TypeInformation
-from pyflink.datastream import DataStream, ProcessFunction
+from pyflink.datastream import DataStream
 
 from serdes._errors import RecordLocation, UnsupportedChangeError
 from serdes._limits import DEFAULT_LIMITS
 from serdes.cdc import Change, Op, parse_change
 
 from ._codecs import SerdeSpec
-from ._kafka import (
-    ON_ERROR_FAIL,
-    ON_ERROR_SKIP,
-    FlinkSerializationContext,
-    _check_on_error,
-    _create_in_worker,
-    _poison_pill,
-    read_records,
-)
+from ._decode import ON_ERROR_FAIL, ON_ERROR_SKIP, DecodingFunction, check_on_error
+from ._kafka import read_records, topics_label
+from ._records import FlinkSerializationContext
 from ._rows import _RecordToRow, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
 
 __all__ = [
@@ -366,7 +360,7 @@ def _with_metadata(after_t: TypeInformation, meta: List[Tuple[str, str]]) -> Typ
 
 # -- the decode operator ------------------------------------------------------------------------------
 
-class DebeziumDecodeFunction(ProcessFunction):
+class DebeziumDecodeFunction(DecodingFunction):
     """Shim rows -> changelog ``Row``s (see the module docstring).
 
     ``on_error`` as :class:`serdes.flink.DecodeFunction` (``"fail"``, ``"dead_letter"``,
@@ -386,7 +380,7 @@ class DebeziumDecodeFunction(ProcessFunction):
         on_error: str = ON_ERROR_FAIL,
         on_truncate: str = ON_ERROR_FAIL,
     ) -> None:
-        _check_on_error(on_error)
+        check_on_error(on_error)
         if on_truncate not in (ON_ERROR_FAIL, ON_ERROR_SKIP):
             raise ValueError(f"on_truncate must be 'fail' or 'skip', not {on_truncate!r}")
         if mode not in (RETRACT, UPSERT):
@@ -399,13 +393,9 @@ class DebeziumDecodeFunction(ProcessFunction):
         self.mode, self.on_error, self.on_truncate = mode, on_error, on_truncate
 
     def open(self, runtime_context) -> None:
-        self._value_de, self._key_de = _create_in_worker(self.value_spec, self.key_spec)
+        super().open(runtime_context)
         self._meta = [METADATA_COLUMNS[k][1] for k in self.meta_keys]
         g = runtime_context.get_metrics_group()
-        self._decoded = g.counter("serdes_decoded")
-        self._failed = g.counter("serdes_failed")
-        self._tombstones = g.counter("serdes_tombstones")
-        self._registry_failures = g.counter("serdes_registry_failures")
         self._truncates = g.counter("serdes_truncates")
         self._inserts = g.counter("serdes_inserts")
         self._updates = g.counter("serdes_updates")
@@ -460,7 +450,7 @@ class DebeziumDecodeFunction(ProcessFunction):
                 )
             out = self.rows(change)        # all rows of a change are built before any is emitted
         except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
-            dead = _poison_pill(self.on_error, self._failed, self._registry_failures, exc, row, topic, partition, offset, field)
+            dead = self._poison_pill(exc, row, field)
             if dead is not None:
                 yield dead
             return
@@ -514,7 +504,7 @@ def read_debezium(
     row_t = _with_metadata(after_t, meta)
     fn = DebeziumDecodeFunction(spec, key, converter, meta, changelog_mode, on_error, on_truncate)
     rows = read_records(
-        env, bootstrap_servers, topic_list, name=name or f"debezium:{','.join(topic_list)}",
+        env, bootstrap_servers, topic_list, name=name or f"debezium:{topics_label(topic_list)}",
         group_id=group_id, starting_offsets=starting_offsets, bounded=bounded, properties=properties,
     )
     return rows.process(fn, output_type=row_t).name("serdes-debezium")

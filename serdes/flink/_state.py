@@ -90,26 +90,3 @@ class SchemaCheckedValueState:
         self._state.clear()
         self._schema.clear()
         self._fresh = None
-
-
-def _savepoint_format(fmt: str):
-    from pyflink.java_gateway import get_gateway
-
-    return getattr(get_gateway().jvm.org.apache.flink.core.execution.SavepointFormatType, fmt.upper())
-
-
-def stop_with_savepoint(job_client, directory: str, drain: bool = False, format: str = "canonical") -> str:
-    """Stop a running job with a savepoint and return the savepoint's path.
-
-    PyFlink 2.2.1's ``JobClient.stop_with_savepoint`` / ``trigger_savepoint`` call Java methods
-    without the ``SavepointFormatType`` argument they need (``Py4JException: Method
-    stopWithSavepoint(...) does not exist``); this calls the Java client directly.
-    """
-    j = job_client._j_job_client
-    return str(j.stopWithSavepoint(drain, directory, _savepoint_format(format)).get())
-
-
-def trigger_savepoint(job_client, directory: str, format: str = "canonical") -> str:
-    """Take a savepoint of a running job (it keeps running); returns the savepoint's path."""
-    j = job_client._j_job_client
-    return str(j.triggerSavepoint(directory, _savepoint_format(format)).get())

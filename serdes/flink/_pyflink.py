@@ -130,7 +130,8 @@ def java_job_client(job_client: Any) -> Any:
 
 def env_config(env: Any) -> Any:
     """The environment's Java ``Configuration`` (live: ``setString`` changes the environment's)."""
-    return jvm().org.apache.flink.python.util.PythonConfigUtil.getEnvironmentConfig(java_env(env))
+    j_env = java_env(env)
+    return jvm().org.apache.flink.python.util.PythonConfigUtil.getEnvironmentConfig(j_env)
 
 
 def set_source_deserializer(builder: Any, j_deserializer: Any) -> None:

@@ -11,6 +11,16 @@
 See docs/flink.md.
 """
 
+from .._errors import (
+    ConnectorJarError,
+    FlinkJobError,
+    JobGraphError,
+    PyFlinkAPIError,
+    RecordDecodeError,
+    StateSchemaIncompatibleError,
+    StrictTypeError,
+    ThreadModeError,
+)
 from ._codecs import (
     SerdeSpec,
     avro,
@@ -24,9 +34,8 @@ from ._codecs import (
 )
 from ._debezium import METADATA_COLUMNS, DebeziumDecodeFunction, debezium_row_type, read_debezium
 from ._env import DEFAULT_BUNDLE_SIZE, configure, create_env, from_sequence
-from ._execute import FlinkJobError, execute, find_record_error
-from ._graph import JobGraphError, StrictTypeError, ThreadModeError
-from ._jars import CONNECTOR_VERSION, ConnectorJarError, fetch_connector_jar, kafka_connector_jar
+from ._execute import execute, find_record_error
+from ._jars import CONNECTOR_VERSION, fetch_connector_jar, kafka_connector_jar
 from ._kafka import (
     DEAD_LETTER_ROW_TYPE,
     DEAD_LETTER_TAG,
@@ -37,7 +46,6 @@ from ._kafka import (
     EncodeFunction,
     FlinkSerializationContext,
     KafkaRecord,
-    RecordDecodeError,
     dead_letters,
     kafka_record_sink,
     kafka_record_source,
@@ -47,7 +55,6 @@ from ._kafka import (
     write_kafka,
 )
 from ._keyed import KafkaKeyedProcess, KafkaKeyedStream, read_kafka_keyed
-from ._pyflink import PyFlinkAPIError
 from ._rows import (
     avro_row_converter,
     avro_row_type_info,
@@ -57,7 +64,6 @@ from ._rows import (
 )
 from ._savepoints import stop_with_savepoint, trigger_savepoint
 from ._shim import shim_jar
-from ._state import StateSchemaIncompatibleError
 from ._types import (
     BytesCodecTypeInfo,
     CodecValueState,

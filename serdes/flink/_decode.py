@@ -83,7 +83,7 @@ class DecodingFunction(ProcessFunction):
     value_spec: SerdeSpec
     key_spec: Optional[SerdeSpec]
     on_error: str
-    _value_de: Optional[Callable[[Any, Any], Any]]
+    _value_de: Callable[[Any, Any], Any]  # built in open()
     _key_de: Optional[Callable[[Any, Any], Any]]
 
     def open(self, runtime_context: RuntimeContext) -> None:
@@ -134,7 +134,7 @@ class DecodeFunction(DecodingFunction):
         self.include_metadata = include_metadata
         self.skip_tombstones = skip_tombstones
         self.emit = emit
-        self._value_de = None
+        self._value_de = None  # type: ignore[assignment]  # built in open(); None while pickled with the job
         self._key_de = None
 
     def process_element(self, row: Any, ctx: Any) -> Iterator[Any]:
@@ -144,7 +144,7 @@ class DecodeFunction(DecodingFunction):
             return
         field = MessageField.VALUE
         try:
-            value = self._value_de(  # type: ignore[misc]
+            value = self._value_de(
                 raw_value, FlinkSerializationContext(topic, MessageField.VALUE, headers, partition, offset)
             )
             key = raw_key

@@ -40,7 +40,8 @@ class _DescriptorDecoder:
         from ..protobuf._descriptor_sets import pool_from_set
 
         pool = pool_from_set(self.fds_bytes)
-        return message_factory.GetMessageClass(pool.FindMessageTypeByName(self.full_name))
+        cls: type = message_factory.GetMessageClass(pool.FindMessageTypeByName(self.full_name))
+        return cls
 
     def __call__(self, data: bytes) -> Any:
         if self._from_string is None:
@@ -61,4 +62,5 @@ def file_descriptor_set(descriptor: Descriptor) -> bytes:
         proto = descriptor_pb2.FileDescriptorProto()
         fd.CopyToProto(proto)
         ordered.append(proto)
-    return descriptor_pb2.FileDescriptorSet(file=ordered).SerializeToString()
+    data: bytes = descriptor_pb2.FileDescriptorSet(file=ordered).SerializeToString()
+    return data

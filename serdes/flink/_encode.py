@@ -7,7 +7,7 @@ the raw record for a DLQ topic, its reason and coordinates in headers.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyflink.common import Row
@@ -73,7 +73,7 @@ class EncodeFunction(MapFunction):
         if self.decode_input is not None:
             obj = self.decode_input(obj)
         topic = self.topic_fn(obj) if self.topic_fn is not None else self.topic
-        headers: List[Tuple[str, bytes]] = []
+        headers: List[Tuple[str, Union[str, bytes, None]]] = []
         value = self.value_fn(obj) if self.value_fn is not None else obj
         raw_value = None
         if value is not None:
@@ -88,5 +88,5 @@ class EncodeFunction(MapFunction):
             else:
                 raw_key = k
         self._encoded.inc()
-        out_headers: Optional[Dict[str, bytes]] = dict(headers) if headers else None
+        out_headers: Optional[Dict[str, Union[str, bytes, None]]] = dict(headers) if headers else None
         return Row(topic, raw_key, raw_value, out_headers)

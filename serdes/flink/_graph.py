@@ -21,6 +21,9 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from .._errors import JobGraphError, StrictTypeError, ThreadModeError  # noqa: F401  (JobGraphError: re-exported)
 
+from pyflink.common.typeinfo import TypeInformation
+from pyflink.datastream import DataStream, KeyedStream, StreamExecutionEnvironment
+
 from . import _pyflink
 
 ATTR_CHECKS = "_serdes_graph_checks"
@@ -30,7 +33,7 @@ _EMBEDDED_OPERATOR = "org.apache.flink.streaming.api.operators.python.embedded.A
 _PICKLED = "org.apache.flink.streaming.api.typeinfo.python.PickledByteArrayTypeInfo"
 
 
-def keyed_by_field0(stream, key_type, value_type):
+def keyed_by_field0(stream: DataStream, key_type: TypeInformation, value_type: TypeInformation) -> KeyedStream:
     """``KeyedStream`` of a ``DataStream`` of ``Row(key, value)`` keyed by field 0 in Java.
 
     PyFlink's keyed Python operators read the key from field 0 of their input row and hand
@@ -38,7 +41,8 @@ def keyed_by_field0(stream, key_type, value_type):
     its Python key-extraction operator; here the rows come from Java (the keyed record shim) or
     from serdes' decode operator, so no extra Python operator is needed.
     """
-    return _pyflink.keyed_stream(stream, _pyflink.new_java_object("KeyByKeySelector"), key_type, value_type)
+    keyed: KeyedStream = _pyflink.keyed_stream(stream, _pyflink.new_java_object("KeyByKeySelector"), key_type, value_type)
+    return keyed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -60,7 +64,7 @@ def _transformations(j_env: Any) -> List[Any]:
     return sorted(seen.values(), key=lambda t: t.getId())
 
 
-def _operator(t):
+def _operator(t: Any) -> Any:
     try:
         factory = t.getOperatorFactory()
     except Exception:  # noqa: BLE001 - sources, sinks, partitioning: no operator factory
@@ -71,7 +75,7 @@ def _operator(t):
         return None
 
 
-def _pickled_path(j_type, pickled_cls, path: str = "") -> Optional[str]:
+def _pickled_path(j_type: Any, pickled_cls: Any, path: str = "") -> Optional[str]:
     """Where in a (composite) Java TypeInformation the pickled-bytes type sits, or ``None``."""
     if pickled_cls.isInstance(j_type):
         return path or "the element"
@@ -102,7 +106,7 @@ def _pickled_path(j_type, pickled_cls, path: str = "") -> Optional[str]:
     return None
 
 
-def problems(j_env, thread_mode: bool, strict_types: bool) -> Dict[str, List[Tuple[str, str]]]:
+def problems(j_env: Any, thread_mode: bool, strict_types: bool) -> Dict[str, List[Tuple[str, str]]]:
     """Offending operators of the (already optimized) transformations, by check."""
     out: Dict[str, List[Tuple[str, str]]] = {"thread": [], "strict": []}
     python_cls = _pyflink.java_class(_PYTHON_OPERATOR)
@@ -121,7 +125,7 @@ def problems(j_env, thread_mode: bool, strict_types: bool) -> Dict[str, List[Tup
     return out
 
 
-def check(j_env, thread_mode: bool, strict_types: bool) -> None:
+def check(j_env: Any, thread_mode: bool, strict_types: bool) -> None:
     """Raise :class:`ThreadModeError` / :class:`StrictTypeError` for the optimized transformations."""
     found = problems(j_env, thread_mode, strict_types)
     if found["thread"]:
@@ -137,7 +141,7 @@ def check(j_env, thread_mode: bool, strict_types: bool) -> None:
             f"ProtobufTypeInformation): {names}", found["strict"])
 
 
-def stream_graph(env, clear_transformations: bool, job_name: Optional[str] = None):
+def stream_graph(env: StreamExecutionEnvironment, clear_transformations: bool, job_name: Optional[str] = None) -> Any:
     """PyFlink's ``_generate_stream_graph`` with serdes' checks between optimizing and building."""
     j_env = _pyflink.java_env(env)
     _pyflink.prepare_python_operators(j_env)
@@ -149,7 +153,7 @@ def stream_graph(env, clear_transformations: bool, job_name: Optional[str] = Non
     return j_graph
 
 
-def install_checks(env, thread_mode: bool, strict_types: bool) -> None:
+def install_checks(env: StreamExecutionEnvironment, thread_mode: bool, strict_types: bool) -> None:
     """Route this environment's job-graph generation through :func:`stream_graph`."""
     setattr(env, ATTR_CHECKS, (thread_mode, strict_types))
     if not (thread_mode or strict_types):

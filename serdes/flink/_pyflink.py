@@ -212,7 +212,7 @@ _CONVERTERS = "pyflink.fn_execution.embedded.converters"
 
 
 @functools.lru_cache(maxsize=None)
-def _embedded_state_api() -> Tuple[type, type, type]:
+def _embedded_state_api() -> Tuple[Any, Any, Any]:
     """(embedded ``StateImpl``, ``ArrayDataConverter``, ``IdentityDataConverter``)."""
     converters = _module(_CONVERTERS)
     return (
@@ -254,7 +254,7 @@ def type_info_children(type_info: Any) -> List[Tuple[str, Any]]:
         fields = type_info.get_field_types()
         # get_field_names() asks the JVM when the names were not given; the labels need no JVM
         names = require(type_info, "_field_names") or [str(i) for i in range(len(fields))]
-        children = list(zip(names, fields))
+        children = list(zip(names, fields, strict=False))  # as PyFlink pairs them: by position
     elif isinstance(type_info, t.TupleTypeInfo):
         children = [(str(i), f) for i, f in enumerate(type_info.get_field_types())]
     elif isinstance(type_info, (t.PrimitiveArrayTypeInfo, t.BasicArrayTypeInfo, t.ObjectArrayTypeInfo)):

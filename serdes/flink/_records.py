@@ -12,10 +12,11 @@ and pickles (a ``KafkaRecord`` in pickled state or in flight) name them by it.
 
 from __future__ import annotations
 
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Dict, List, NamedTuple, Optional, cast
 
 from confluent_kafka.serialization import SerializationContext
 from pyflink.common import Types
+from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 from pyflink.datastream import OutputTag
 
 #: The module earlier releases defined the record classes and Kafka operators in (see above).
@@ -23,23 +24,34 @@ PICKLE_MODULE = "serdes.flink._kafka"
 
 __all__ = [
     "BYTES", "HEADERS", "RECORD_ROW_TYPE", "PRODUCER_ROW_TYPE", "DEAD_LETTER_ROW_TYPE", "DEAD_LETTER_TAG",
-    "KafkaRecord", "FlinkSerializationContext", "PICKLE_MODULE",
+    "KafkaRecord", "FlinkSerializationContext", "PICKLE_MODULE", "bytes_type", "row_named",
 ]
 
-BYTES = Types.PRIMITIVE_ARRAY(Types.BYTE())
+
+def bytes_type() -> TypeInformation:
+    """``byte[]`` (``Types.PRIMITIVE_ARRAY(Types.BYTE())``, which PyFlink leaves unannotated)."""
+    return cast(TypeInformation, Types.PRIMITIVE_ARRAY(Types.BYTE()))
+
+
+def row_named(names: List[str], types: List[TypeInformation]) -> RowTypeInfo:
+    """``Types.ROW_NAMED(names, types)`` (which PyFlink leaves unannotated)."""
+    return cast(RowTypeInfo, Types.ROW_NAMED(names, types))
+
+
+BYTES = bytes_type()
 HEADERS = Types.MAP(Types.STRING(), BYTES)
 
 #: What the source shim emits.
-RECORD_ROW_TYPE = Types.ROW_NAMED(
+RECORD_ROW_TYPE = row_named(
     ["topic", "partition", "offset", "timestamp", "key", "value", "headers"],
     [Types.STRING(), Types.INT(), Types.LONG(), Types.LONG(), BYTES, BYTES, HEADERS],
 )
 #: What the sink shim consumes.
-PRODUCER_ROW_TYPE = Types.ROW_NAMED(
+PRODUCER_ROW_TYPE = row_named(
     ["topic", "key", "value", "headers"], [Types.STRING(), BYTES, BYTES, HEADERS]
 )
 #: A record that failed to decode: raw bytes, coordinates and the reason.
-DEAD_LETTER_ROW_TYPE = Types.ROW_NAMED(
+DEAD_LETTER_ROW_TYPE = row_named(
     ["topic", "partition", "offset", "timestamp", "key", "value", "headers", "reason", "error_type"],
     [Types.STRING(), Types.INT(), Types.LONG(), Types.LONG(), BYTES, BYTES, HEADERS,
      Types.STRING(), Types.STRING()],

@@ -108,9 +108,9 @@ class KeyedTypedStream(TypedStream):
 
     def process(self, func: Any, output_type: Optional[TypeInformation] = None) -> Union["TypedStream", DataStream]:
         enc, j_type, typed = _out(output_type)
-        wrapper: ProcessFunction | KeyedProcessFunction
+        wrapper: ProcessFunction  # PyFlink's process() takes either kind (annotated as ProcessFunction)
         if isinstance(func, KeyedProcessFunction):
-            wrapper = _KeyedProcessWrapper(func, self._dec, enc)
+            wrapper = _KeyedProcessWrapper(func, self._dec, enc)  # type: ignore[assignment]
         else:
             wrapper = _ProcessWrapper(func, self._dec, enc)
         ds = self.data_stream.process(wrapper, output_type=j_type)

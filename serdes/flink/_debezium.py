@@ -466,9 +466,7 @@ class DebeziumDecodeFunction(DecodingFunction):
                 )
             out = self.rows(change)        # all rows of a change are built before any is emitted
         except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
-            dead = self._poison_pill(exc, row, field)
-            if dead is not None:
-                yield dead
+            yield from self._reject(exc, row, field)
             return
         self._decoded.inc()
         (self._updates if change.op is Op.UPDATE else self._deletes if change.op is Op.DELETE

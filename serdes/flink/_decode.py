@@ -94,10 +94,12 @@ class DecodingFunction(ProcessFunction):
         self._tombstones = group.counter("serdes_tombstones")
         self._registry_failures = group.counter("serdes_registry_failures")
 
-    def _poison_pill(self, exc: BaseException, row: Any, field: str) -> Optional[Tuple[Any, Row]]:
-        """:func:`poison_pill` with this operator's ``on_error`` and counters."""
-        return poison_pill(self.on_error, self._failed, self._registry_failures, exc, row, row[0], row[1], row[2],
+    def _reject(self, exc: BaseException, row: Any, field: str) -> Tuple[Tuple[Any, Row], ...]:
+        """:func:`poison_pill` with this operator's ``on_error`` and counters: the outputs to emit
+        for the record (its dead letter, or none); raises for ``"fail"`` and registry failures."""
+        dead = poison_pill(self.on_error, self._failed, self._registry_failures, exc, row, row[0], row[1], row[2],
                            field)
+        return () if dead is None else (dead,)
 
 
 class DecodeFunction(DecodingFunction):
@@ -154,9 +156,7 @@ class DecodeFunction(DecodingFunction):
                     raw_key, FlinkSerializationContext(topic, MessageField.KEY, headers, partition, offset)
                 )
         except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
-            dead = self._poison_pill(exc, row, field)
-            if dead is not None:
-                yield dead
+            yield from self._reject(exc, row, field)
             return
         self._decoded.inc()
         out = KafkaRecord(topic, partition, offset, ts, key, value, headers) if self.include_metadata else value

@@ -398,3 +398,27 @@ class ConfluentAPIError(_UnlocatedError, TypeError):
             f"to match confluent-kafka's behaviour and cannot run without it (serdes/_confluent.py "
             f"lists what it needs and since which release)"
         )
+
+
+# -- the seam to PyFlink's private API (serdes/flink/_pyflink.py) --------------------------------
+
+__all__ += ["PyFlinkAPIError"]
+
+
+class PyFlinkAPIError(_UnlocatedError, TypeError):
+    """The installed PyFlink (apache-flink) lacks a private attribute serdes.flink relies on.
+
+    ``attribute`` is its name, ``owner`` the class (or module) it was read from, ``version`` the
+    installed apache-flink version. Raised when the part of serdes.flink that needs it runs
+    (building a source or sink, keying a stream, building the job graph, opening typed state).
+    """
+
+    def __init__(self, attribute: str, owner: str, version: str) -> None:
+        self.attribute = attribute
+        self.owner = owner
+        self.version = version
+        super().__init__(
+            f"{owner} has no attribute {attribute!r} on apache-flink {version}: serdes.flink reads "
+            f"it to reach PyFlink's Java objects and cannot run without it (serdes/flink/_pyflink.py "
+            f"lists what it needs; serdes[flink] pins the apache-flink release it was verified with)"
+        )

@@ -11,6 +11,16 @@
 See docs/flink.md.
 """
 
+from .._errors import (
+    ConnectorJarError,
+    FlinkJobError,
+    JobGraphError,
+    PyFlinkAPIError,
+    RecordDecodeError,
+    StateSchemaIncompatibleError,
+    StrictTypeError,
+    ThreadModeError,
+)
 from ._codecs import (
     SerdeSpec,
     avro,
@@ -22,24 +32,20 @@ from ._codecs import (
     protobuf_serializer,
     resolve_class,
 )
+from ._debezium import METADATA_COLUMNS, DebeziumDecodeFunction, debezium_row_type, read_debezium
 from ._env import DEFAULT_BUNDLE_SIZE, configure, create_env, from_sequence
-from ._jars import (
-    CONNECTOR_VERSION,
-    ConnectorJarError,
-    fetch_connector_jar,
-    kafka_connector_jar,
-)
+from ._execute import execute, find_record_error
+from ._jars import CONNECTOR_VERSION, fetch_connector_jar, kafka_connector_jar
 from ._kafka import (
     DEAD_LETTER_ROW_TYPE,
     DEAD_LETTER_TAG,
-    DeadLetterToProducerRow,
     PRODUCER_ROW_TYPE,
     RECORD_ROW_TYPE,
+    DeadLetterToProducerRow,
     DecodeFunction,
     EncodeFunction,
     FlinkSerializationContext,
     KafkaRecord,
-    RecordDecodeError,
     dead_letters,
     kafka_record_sink,
     kafka_record_source,
@@ -48,8 +54,15 @@ from ._kafka import (
     write_dead_letters,
     write_kafka,
 )
-from ._graph import JobGraphError, StrictTypeError, ThreadModeError
 from ._keyed import KafkaKeyedProcess, KafkaKeyedStream, read_kafka_keyed
+from ._rows import (
+    avro_row_converter,
+    avro_row_type_info,
+    avro_type_info,
+    json_schema_row_converter,
+    json_schema_row_type_info,
+)
+from ._savepoints import stop_with_savepoint, trigger_savepoint
 from ._shim import shim_jar
 from ._types import (
     BytesCodecTypeInfo,
@@ -62,24 +75,27 @@ from ._types import (
     get_typed_state,
 )
 
-from ._state import StateSchemaIncompatibleError, stop_with_savepoint, trigger_savepoint
-
-__all__ = [name for name in dir() if not name.startswith("_")]
-from ._execute import FlinkJobError, execute, find_record_error  # noqa: E402
-__all__ += ["FlinkJobError", "execute", "find_record_error"]
-from ._rows import (  # noqa: E402
-    avro_row_converter,
-    avro_row_type_info,
-    avro_type_info,
-    json_schema_row_converter,
-    json_schema_row_type_info,
-)
-__all__ += ["avro_row_converter", "avro_row_type_info", "avro_type_info",
-            "json_schema_row_converter", "json_schema_row_type_info"]
-from ._debezium import (  # noqa: E402
-    METADATA_COLUMNS,
-    DebeziumDecodeFunction,
-    debezium_row_type,
-    read_debezium,
-)
-__all__ += ["METADATA_COLUMNS", "DebeziumDecodeFunction", "debezium_row_type", "read_debezium"]
+__all__ = [
+    # environment and jars
+    "configure", "create_env", "from_sequence", "execute", "DEFAULT_BUNDLE_SIZE",
+    "CONNECTOR_VERSION", "fetch_connector_jar", "kafka_connector_jar", "shim_jar",
+    # serializer recipes
+    "SerdeSpec", "avro", "avro_serializer", "custom", "json_schema", "json_serializer", "protobuf",
+    "protobuf_serializer", "resolve_class",
+    # Kafka sources, sinks and their operators
+    "read_kafka", "read_records", "write_kafka", "write_dead_letters", "dead_letters", "kafka_record_source",
+    "kafka_record_sink", "DecodeFunction", "EncodeFunction", "DeadLetterToProducerRow", "KafkaRecord",
+    "FlinkSerializationContext", "RECORD_ROW_TYPE", "PRODUCER_ROW_TYPE", "DEAD_LETTER_ROW_TYPE", "DEAD_LETTER_TAG",
+    # keyed jobs
+    "read_kafka_keyed", "KafkaKeyedStream", "KafkaKeyedProcess",
+    # typed streams and state
+    "BytesCodecTypeInfo", "ProtobufTypeInformation", "DynamicProtobufTypeInformation", "TypedStream",
+    "KeyedTypedStream", "ProtobufValueStateDescriptor", "CodecValueState", "get_typed_state",
+    "stop_with_savepoint", "trigger_savepoint",
+    # Table API rows and Debezium changelogs
+    "avro_row_converter", "avro_row_type_info", "avro_type_info", "json_schema_row_converter",
+    "json_schema_row_type_info", "read_debezium", "debezium_row_type", "DebeziumDecodeFunction", "METADATA_COLUMNS",
+    # errors
+    "RecordDecodeError", "StateSchemaIncompatibleError", "FlinkJobError", "find_record_error", "ConnectorJarError",
+    "JobGraphError", "StrictTypeError", "ThreadModeError", "PyFlinkAPIError",
+]

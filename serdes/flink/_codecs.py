@@ -17,7 +17,7 @@ Both take the same constructor arguments and are called as ``(data, ctx)``.
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Tuple
 
 _CLASSES = {
     # (format, role) -> (serdes module, confluent module, class name)
@@ -35,11 +35,13 @@ def resolve_class(fmt: str, role: str, impl: str = "auto") -> type:
     ours, theirs, name = _CLASSES[(fmt, role)]
     if impl in ("auto", "serdes"):
         try:
-            return getattr(importlib.import_module(ours), name)
+            cls: type = getattr(importlib.import_module(ours), name)
+            return cls
         except (ImportError, AttributeError):
             if impl == "serdes":
                 raise
-    return getattr(importlib.import_module(theirs), name)
+    fallback: type = getattr(importlib.import_module(theirs), name)
+    return fallback
 
 
 #: confluent-kafka's SchemaRegistryClient has no request timeout by default; a registry that
@@ -92,22 +94,27 @@ class SerdeSpec:
             from confluent_kafka.schema_registry import SchemaRegistryClient
 
             client = SchemaRegistryClient(self.registry_conf)
+        serde: Callable[[Any, Any], Any]
         if self.factory is not None:
-            return self.factory(client, **self.kwargs)
+            serde = self.factory(client, **self.kwargs)
+            return serde
         cls = resolve_class(self.format, self.role, self.impl)
         kw = dict(self.kwargs)
         if self.format == "avro":
-            return cls(client, **kw)
-        if self.format == "protobuf":
+            serde = cls(client, **kw)
+        elif self.format == "protobuf":
             msg = kw.pop("message_type")
             if self.role == "ser":
-                return cls(msg, client, **kw)
-            return cls(msg, schema_registry_client=client, **kw)
-        # json
-        schema_str = kw.pop("schema_str", None)
-        if self.role == "ser":
-            return cls(schema_str, client, **kw)
-        return cls(schema_str, schema_registry_client=client, **kw)
+                serde = cls(msg, client, **kw)
+            else:
+                serde = cls(msg, schema_registry_client=client, **kw)
+        else:  # json
+            schema_str = kw.pop("schema_str", None)
+            if self.role == "ser":
+                serde = cls(schema_str, client, **kw)
+            else:
+                serde = cls(schema_str, schema_registry_client=client, **kw)
+        return serde
 
 
 # -- deserializers -----------------------------------------------------------------------------
@@ -154,3 +161,22 @@ def json_serializer(registry: Any, schema_str: Any, impl: str = "auto", **kwargs
 def custom(fmt: str, role: str, factory: Callable[..., Any], registry: Any = None, **kwargs: Any) -> SerdeSpec:
     """A recipe calling ``factory(registry_client, **kwargs)`` in the worker."""
     return SerdeSpec(fmt, role, registry, kwargs, factory=factory)
+
+
+# -- in the worker -----------------------------------------------------------------------------
+
+
+def create_in_worker(value: SerdeSpec, key: Optional[SerdeSpec]) -> Tuple[Callable[[Any, Any], Any],
+                                                                        Optional[Callable[[Any, Any], Any]]]:
+    """The value and key serdes of an operator, built in its ``open()`` (never pickled with the job);
+    the key shares the value's registry client when both name the same registry."""
+    client = None
+    if value.registry_conf is not None:
+        from confluent_kafka.schema_registry import SchemaRegistryClient
+
+        client = SchemaRegistryClient(value.registry_conf)
+    value_serde = value.create(client)
+    key_serde = None
+    if key is not None:
+        key_serde = key.create(client if key.registry_conf == value.registry_conf else None)
+    return value_serde, key_serde

@@ -16,27 +16,22 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from confluent_kafka.serialization import MessageField
 from pyflink.common import Row, RowKind, Types
-from pyflink.common.typeinfo import TypeInformation
-from pyflink.datastream import DataStream, ProcessFunction
+from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
+from pyflink.datastream import DataStream, RuntimeContext, StreamExecutionEnvironment
 
-from serdes._errors import RecordLocation, UnsupportedChangeError
+from serdes._errors import MalformedEnvelopeError, RecordLocation, UnsupportedChangeError
 from serdes._limits import DEFAULT_LIMITS
 from serdes.cdc import Change, Op, parse_change
 
 from ._codecs import SerdeSpec
-from ._kafka import (
-    ON_ERROR_FAIL,
-    ON_ERROR_SKIP,
-    FlinkSerializationContext,
-    _check_on_error,
-    _create_in_worker,
-    _poison_pill,
-    read_records,
-)
+from ._decode import ON_ERROR_FAIL, ON_ERROR_SKIP, DecodingFunction, check_on_error
+from ._kafka import read_records, topics_label
+from ._records import FlinkSerializationContext
+from ._records import bytes_type, row_named
 from ._rows import _RecordToRow, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
 
 __all__ = [
@@ -101,7 +96,7 @@ def _metadata_spec(metadata: Union[None, Sequence[str], Mapping[str, str]]) -> L
     if not metadata:
         return []
     pairs = list(metadata.items()) if isinstance(metadata, Mapping) else [(m, m) for m in metadata]
-    for column, key in pairs:
+    for _column, key in pairs:
         if key not in METADATA_COLUMNS:
             raise ValueError(f"unknown Debezium metadata {key!r}; one of {sorted(METADATA_COLUMNS)}")
     return pairs
@@ -122,7 +117,7 @@ def _check_depth(obj: Any, limit: int = DEFAULT_LIMITS.max_schema_depth) -> None
             stack.extend((v, depth + 1) for v in node)
 
 
-def _avro_after(envelope_schema: Union[str, dict]) -> dict:
+def _avro_after(envelope_schema: Union[str, Dict[str, Any]]) -> Dict[str, Any]:
     s = json.loads(envelope_schema) if isinstance(envelope_schema, str) else envelope_schema
     _check_depth(s)
     if not (isinstance(s, dict) and s.get("type") == "record"):
@@ -130,7 +125,7 @@ def _avro_after(envelope_schema: Union[str, dict]) -> dict:
     fields = {f.get("name"): f for f in s.get("fields", [])}
     if "after" not in fields or "op" not in fields:
         raise ValueError(f"Avro schema {s.get('name')!r} is not a Debezium envelope (no 'after'/'op' field)")
-    named: Dict[str, dict] = {}
+    named: Dict[str, Dict[str, Any]] = {}
     _collect_named(s, s.get("namespace"), named)
     t = fields["after"]["type"]
     if isinstance(t, list):
@@ -148,7 +143,7 @@ def _avro_after(envelope_schema: Union[str, dict]) -> dict:
     return t
 
 
-def _collect_named(s: Any, ns: Optional[str], named: Dict[str, dict]) -> None:
+def _collect_named(s: Any, ns: Optional[str], named: Dict[str, Dict[str, Any]]) -> None:
     if isinstance(s, list):
         for x in s:
             _collect_named(x, ns, named)
@@ -198,7 +193,7 @@ def _json_nullable(s: Any, depth: int = 0) -> Any:
     return out
 
 
-def _json_after(envelope_schema: Union[str, dict]) -> dict:
+def _json_after(envelope_schema: Union[str, Dict[str, Any]]) -> Dict[str, Any]:
     s = json.loads(envelope_schema) if isinstance(envelope_schema, str) else envelope_schema
     _check_depth(s)
     props = s.get("properties") if isinstance(s, dict) else None
@@ -206,19 +201,19 @@ def _json_after(envelope_schema: Union[str, dict]) -> dict:
         raise ValueError("JSON Schema is not a Debezium envelope (no 'after'/'op' property)")
     after = _json_nullable(props["after"])
     t = after.get("type")
-    if not (t == "object" or (isinstance(t, list) and "object" in t)):
+    if not (isinstance(after, dict) and (t == "object" or (isinstance(t, list) and "object" in t))):
         raise ValueError("Debezium 'after' is not an object schema")
     return after
 
 
 _PB_INT = {"int32", "sint32", "sfixed32"}
 _PB_LONG = {"int64", "sint64", "sfixed64", "uint32", "fixed32", "uint64", "fixed64"}
-_PB_WRAPPERS = {
+_PB_WRAPPERS: Dict[str, Callable[[], TypeInformation]] = {
     "google.protobuf.DoubleValue": Types.DOUBLE, "google.protobuf.FloatValue": Types.FLOAT,
     "google.protobuf.Int64Value": Types.LONG, "google.protobuf.UInt64Value": Types.LONG,
     "google.protobuf.Int32Value": Types.INT, "google.protobuf.UInt32Value": Types.LONG,
     "google.protobuf.BoolValue": Types.BOOLEAN, "google.protobuf.StringValue": Types.STRING,
-    "google.protobuf.BytesValue": lambda: Types.PRIMITIVE_ARRAY(Types.BYTE()),
+    "google.protobuf.BytesValue": bytes_type,
 }
 
 
@@ -252,18 +247,20 @@ def _pb_scalar(fd: Any, depth: int) -> TypeInformation:
         return Types.INT()
     if name in _PB_LONG:
         return Types.LONG()
-    return {F.TYPE_BOOL: Types.BOOLEAN, F.TYPE_STRING: Types.STRING, F.TYPE_DOUBLE: Types.DOUBLE,
-            F.TYPE_FLOAT: Types.FLOAT, F.TYPE_BYTES: lambda: Types.PRIMITIVE_ARRAY(Types.BYTE())}[fd.type]()
+    scalars: Dict[int, Callable[[], TypeInformation]] = {
+        F.TYPE_BOOL: Types.BOOLEAN, F.TYPE_STRING: Types.STRING, F.TYPE_DOUBLE: Types.DOUBLE,
+        F.TYPE_FLOAT: Types.FLOAT, F.TYPE_BYTES: bytes_type}
+    return scalars[fd.type]()
 
 
-def _pb_row_type(desc: Any, depth: int = 0) -> TypeInformation:
-    return Types.ROW_NAMED([f.name for f in desc.fields], [_pb_type(f, depth) for f in desc.fields])
+def _pb_row_type(desc: Any, depth: int = 0) -> RowTypeInfo:
+    return row_named([f.name for f in desc.fields], [_pb_type(f, depth) for f in desc.fields])
 
 
 def _pb_converter(desc: Any, depth: int = 0) -> _RecordToRow:
     if depth > DEFAULT_LIMITS.max_schema_depth:
         raise ValueError("Protobuf message nested too deeply for a Row type")
-    convs = []
+    convs: List[Optional[Callable[[Any], Any]]] = []
     for f in desc.fields:
         if f.message_type is not None and not f.message_type.GetOptions().map_entry \
                 and f.message_type.full_name not in _PB_WRAPPERS:
@@ -304,16 +301,19 @@ def _fetch_latest(spec: SerdeSpec, subject: str) -> str:
 
     client = SchemaRegistryClient(spec.registry_conf)
     try:
-        return client.get_latest_version(subject).schema.schema_str
+        schema_str = client.get_latest_version(subject).schema.schema_str
     except SchemaRegistryError as e:
         raise ValueError(
             f"read_debezium derives the row type from the envelope schema: subject {subject!r} "
             f"has no version in the registry ({e}); pass schema= (the envelope schema) for other "
             "subject-name strategies or topics not written yet"
         ) from e
+    if schema_str is None:
+        raise ValueError(f"the registry's latest version of subject {subject!r} has no schema")
+    return schema_str
 
 
-def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, TypeInformation, _RecordToRow]:
+def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow]:
     """(value spec to decode with, after row type, dict -> Row converter)."""
     if value.format == "protobuf":
         desc = value.kwargs["message_type"].DESCRIPTOR
@@ -335,11 +335,17 @@ def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, Ty
         spec.kwargs = dict(value.kwargs, schema_str=schema if isinstance(schema, str) else json.dumps(schema))
     if value.format == "avro":
         after = _avro_after(schema)
-        return spec, avro_row_type_info(after), avro_row_converter(after)
+        return spec, avro_row_type_info(after), _record_converter(avro_row_converter(after))
     if value.format == "json":
         after = _json_after(schema)
-        return spec, json_schema_row_type_info(after), json_schema_row_converter(after)
+        return spec, json_schema_row_type_info(after), _record_converter(json_schema_row_converter(after))
     raise ValueError(f"unsupported format {value.format!r}")
+
+
+def _record_converter(conv: Callable[[Any], Any]) -> _RecordToRow:
+    """The row converter of a record (or object) schema is a :class:`_RecordToRow`."""
+    assert isinstance(conv, _RecordToRow)
+    return conv
 
 
 def debezium_row_type(
@@ -347,13 +353,13 @@ def debezium_row_type(
     topic: str,
     schema: Any = None,
     metadata: Union[None, Sequence[str], Mapping[str, str]] = None,
-) -> TypeInformation:
+) -> RowTypeInfo:
     """The ``RowTypeInfo`` :func:`read_debezium` emits: the ``after`` columns, then ``metadata``."""
     _, after_t, _ = _after_row(value, topic, schema)
     return _with_metadata(after_t, _metadata_spec(metadata))
 
 
-def _with_metadata(after_t: TypeInformation, meta: List[Tuple[str, str]]) -> TypeInformation:
+def _with_metadata(after_t: RowTypeInfo, meta: List[Tuple[str, str]]) -> RowTypeInfo:
     names = list(after_t.get_field_names())
     types = list(after_t.get_field_types())
     for column, key in meta:
@@ -361,12 +367,12 @@ def _with_metadata(after_t: TypeInformation, meta: List[Tuple[str, str]]) -> Typ
             raise ValueError(f"metadata column {column!r} clashes with a column of the table")
         names.append(column)
         types.append(METADATA_COLUMNS[key][0]())
-    return Types.ROW_NAMED(names, types)
+    return row_named(names, types)
 
 
 # -- the decode operator ------------------------------------------------------------------------------
 
-class DebeziumDecodeFunction(ProcessFunction):
+class DebeziumDecodeFunction(DecodingFunction):
     """Shim rows -> changelog ``Row``s (see the module docstring).
 
     ``on_error`` as :class:`serdes.flink.DecodeFunction` (``"fail"``, ``"dead_letter"``,
@@ -386,7 +392,7 @@ class DebeziumDecodeFunction(ProcessFunction):
         on_error: str = ON_ERROR_FAIL,
         on_truncate: str = ON_ERROR_FAIL,
     ) -> None:
-        _check_on_error(on_error)
+        check_on_error(on_error)
         if on_truncate not in (ON_ERROR_FAIL, ON_ERROR_SKIP):
             raise ValueError(f"on_truncate must be 'fail' or 'skip', not {on_truncate!r}")
         if mode not in (RETRACT, UPSERT):
@@ -398,24 +404,21 @@ class DebeziumDecodeFunction(ProcessFunction):
         self.meta_keys = [k for _, k in metadata]
         self.mode, self.on_error, self.on_truncate = mode, on_error, on_truncate
 
-    def open(self, runtime_context) -> None:
-        self._value_de, self._key_de = _create_in_worker(self.value_spec, self.key_spec)
+    def open(self, runtime_context: RuntimeContext) -> None:
+        super().open(runtime_context)
         self._meta = [METADATA_COLUMNS[k][1] for k in self.meta_keys]
         g = runtime_context.get_metrics_group()
-        self._decoded = g.counter("serdes_decoded")
-        self._failed = g.counter("serdes_failed")
-        self._tombstones = g.counter("serdes_tombstones")
-        self._registry_failures = g.counter("serdes_registry_failures")
         self._truncates = g.counter("serdes_truncates")
         self._inserts = g.counter("serdes_inserts")
         self._updates = g.counter("serdes_updates")
         self._deletes = g.counter("serdes_deletes")
 
-    def _row(self, rec: Dict[str, Any], kind: RowKind, change: Change) -> Row:
+    def _row(self, rec: Optional[Mapping[str, Any]], kind: RowKind, change: Change) -> Row:
+        assert rec is not None  # parse_change checked that the op's before / after is there
         if self.convs is None:
             values = [rec.get(n) for n in self.after_names]
         else:
-            values = [c(rec.get(n)) for n, c in zip(self.after_names, self.convs)]
+            values = [c(rec.get(n)) for n, c in zip(self.after_names, self.convs, strict=True)]
         for m in self._meta:
             values.append(m(change))
         row = Row(*values)
@@ -434,7 +437,7 @@ class DebeziumDecodeFunction(ProcessFunction):
                     self._row(change.after, RowKind.UPDATE_AFTER, change)]
         return [self._row(change.before, RowKind.DELETE, change)]
 
-    def process_element(self, row, ctx):
+    def process_element(self, row: Any, ctx: Any) -> Iterator[Any]:
         topic, partition, offset, _ts, raw_key, raw_value, headers = row
         if raw_value is None:
             self._tombstones.inc()
@@ -448,6 +451,9 @@ class DebeziumDecodeFunction(ProcessFunction):
                 key = self._key_de(raw_key, FlinkSerializationContext(topic, field, headers, partition, offset))
             field = MessageField.VALUE
             change = parse_change(value, key, self.mode == RETRACT, RecordLocation(topic, field, partition, offset))
+            if change is None:  # the value decoded to null (a JSON ``null``), which is no envelope
+                raise MalformedEnvelopeError("Debezium record value decoded to null, not an envelope",
+                                             RecordLocation(topic, field, partition, offset))
             if change.op is Op.TRUNCATE:
                 if self.on_truncate == ON_ERROR_SKIP:
                     self._truncates.inc()
@@ -460,9 +466,7 @@ class DebeziumDecodeFunction(ProcessFunction):
                 )
             out = self.rows(change)        # all rows of a change are built before any is emitted
         except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
-            dead = _poison_pill(self.on_error, self._failed, self._registry_failures, exc, row, topic, partition, offset, field)
-            if dead is not None:
-                yield dead
+            yield from self._reject(exc, row, field)
             return
         self._decoded.inc()
         (self._updates if change.op is Op.UPDATE else self._deletes if change.op is Op.DELETE
@@ -472,7 +476,7 @@ class DebeziumDecodeFunction(ProcessFunction):
 
 
 def read_debezium(
-    env,
+    env: StreamExecutionEnvironment,
     bootstrap_servers: str,
     topics: Union[str, Sequence[str]],
     value: SerdeSpec,
@@ -514,7 +518,7 @@ def read_debezium(
     row_t = _with_metadata(after_t, meta)
     fn = DebeziumDecodeFunction(spec, key, converter, meta, changelog_mode, on_error, on_truncate)
     rows = read_records(
-        env, bootstrap_servers, topic_list, name=name or f"debezium:{','.join(topic_list)}",
+        env, bootstrap_servers, topic_list, name=name or f"debezium:{topics_label(topic_list)}",
         group_id=group_id, starting_offsets=starting_offsets, bounded=bounded, properties=properties,
     )
     return rows.process(fn, output_type=row_t).name("serdes-debezium")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from . import _pyflink
 from ._jars import jar_url, kafka_connector_jar
 from ._shim import shim_jar
 
@@ -60,12 +61,7 @@ def _worker_pythonpath() -> Optional[Path]:
 
 
 def _env_config(env):
-    from pyflink.java_gateway import get_gateway
-
-    jvm = get_gateway().jvm
-    return jvm.org.apache.flink.python.util.PythonConfigUtil.getEnvironmentConfig(
-        env._j_stream_execution_environment
-    )
+    return _pyflink.env_config(env)
 
 
 def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: bool = True):

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from pyflink.common import JobExecutionResult
+from pyflink.datastream import StreamExecutionEnvironment
+
 from .._errors import FlinkJobError
 
 # "serdes._errors.InvalidMagicByteError: unknown magic byte 0x07 (topic='t', field=value, partition=0, offset=5)"
@@ -27,7 +30,7 @@ def find_record_error(text: str) -> Optional[FlinkJobError]:
     return FlinkJobError(f"{m.group('type')}: {msg}", m.group("type"), topic, partition, offset, text)
 
 
-def execute(env, job_name: str = "serdes job"):
+def execute(env: StreamExecutionEnvironment, job_name: str = "serdes job") -> JobExecutionResult:
     """``env.execute(job_name)``; a failure caused by a bad record raises :class:`FlinkJobError`."""
     try:
         return env.execute(job_name)

@@ -1,4 +1,4 @@
-"""Everything serdes does with PyFlink's internals, in one place.
+"""serdes' job-graph building and checks: Java-keyed streams, thread-mode and strict-type checks.
 
 * :func:`keyed_by_field0` builds a PyFlink ``KeyedStream`` on the Java side
   (``keyBy(KeyByKeySelector)`` on a stream of ``Row(key, payload)``): the key selector is Java,
@@ -11,15 +11,20 @@
 * :func:`install_checks` makes ``env.execute`` / ``env.execute_async`` / ``get_execution_plan``
   of one environment go through those checks.
 
-Verified against apache-flink 2.2.1 (``pyflink/datastream/stream_execution_environment.py``,
-``pyflink/datastream/data_stream.py: DataStream.key_by``).
+The PyFlink internals this needs (the Java objects behind the environment and streams, the
+transformations field, ``_generate_stream_graph``) are reached through ``_pyflink.py``.
 """
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .._errors import JobGraphError, StrictTypeError, ThreadModeError  # noqa: F401  (JobGraphError: re-exported)
+
+from pyflink.common.typeinfo import TypeInformation
+from pyflink.datastream import DataStream, KeyedStream, StreamExecutionEnvironment
+
+from . import _pyflink
 
 ATTR_CHECKS = "_serdes_graph_checks"
 
@@ -28,7 +33,7 @@ _EMBEDDED_OPERATOR = "org.apache.flink.streaming.api.operators.python.embedded.A
 _PICKLED = "org.apache.flink.streaming.api.typeinfo.python.PickledByteArrayTypeInfo"
 
 
-def keyed_by_field0(stream, key_type, value_type):
+def keyed_by_field0(stream: DataStream, key_type: TypeInformation, value_type: TypeInformation) -> KeyedStream:
     """``KeyedStream`` of a ``DataStream`` of ``Row(key, value)`` keyed by field 0 in Java.
 
     PyFlink's keyed Python operators read the key from field 0 of their input row and hand
@@ -36,13 +41,8 @@ def keyed_by_field0(stream, key_type, value_type):
     its Python key-extraction operator; here the rows come from Java (the keyed record shim) or
     from serdes' decode operator, so no extra Python operator is needed.
     """
-    from pyflink.common import Types
-    from pyflink.datastream.data_stream import KeyedStream
-    from pyflink.java_gateway import get_gateway
-
-    j_selector = get_gateway().jvm.KeyByKeySelector()
-    j_keyed = stream._j_data_stream.keyBy(j_selector, Types.ROW([key_type]).get_java_type_info())
-    return KeyedStream(j_keyed, value_type, stream)
+    keyed: KeyedStream = _pyflink.keyed_stream(stream, _pyflink.new_java_object("KeyByKeySelector"), key_type, value_type)
+    return keyed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -50,18 +50,9 @@ def keyed_by_field0(stream, key_type, value_type):
 # ---------------------------------------------------------------------------------------------
 
 
-def _jclass(name: str):
-    from pyflink.java_gateway import get_gateway
-
-    return get_gateway().jvm.java.lang.Class.forName(
-        name, False, get_gateway().jvm.Thread.currentThread().getContextClassLoader())
-
-
-def _transformations(j_env) -> List:
+def _transformations(j_env: Any) -> List[Any]:
     """All transformations reachable from the environment's sinks (inputs included, once each)."""
-    from pyflink.util.java_utils import get_field_value
-
-    roots = list(get_field_value(j_env, "transformations").toArray())
+    roots = _pyflink.transformations(j_env)
     seen: Dict[int, object] = {}
     stack = roots[::-1]
     while stack:
@@ -73,7 +64,7 @@ def _transformations(j_env) -> List:
     return sorted(seen.values(), key=lambda t: t.getId())
 
 
-def _operator(t):
+def _operator(t: Any) -> Any:
     try:
         factory = t.getOperatorFactory()
     except Exception:  # noqa: BLE001 - sources, sinks, partitioning: no operator factory
@@ -84,7 +75,7 @@ def _operator(t):
         return None
 
 
-def _pickled_path(j_type, pickled_cls, path: str = "") -> Optional[str]:
+def _pickled_path(j_type: Any, pickled_cls: Any, path: str = "") -> Optional[str]:
     """Where in a (composite) Java TypeInformation the pickled-bytes type sits, or ``None``."""
     if pickled_cls.isInstance(j_type):
         return path or "the element"
@@ -115,12 +106,12 @@ def _pickled_path(j_type, pickled_cls, path: str = "") -> Optional[str]:
     return None
 
 
-def problems(j_env, thread_mode: bool, strict_types: bool) -> Dict[str, List[Tuple[str, str]]]:
+def problems(j_env: Any, thread_mode: bool, strict_types: bool) -> Dict[str, List[Tuple[str, str]]]:
     """Offending operators of the (already optimized) transformations, by check."""
     out: Dict[str, List[Tuple[str, str]]] = {"thread": [], "strict": []}
-    python_cls = _jclass(_PYTHON_OPERATOR)
-    embedded_cls = _jclass(_EMBEDDED_OPERATOR)
-    pickled_cls = _jclass(_PICKLED)
+    python_cls = _pyflink.java_class(_PYTHON_OPERATOR)
+    embedded_cls = _pyflink.java_class(_EMBEDDED_OPERATOR)
+    pickled_cls = _pyflink.java_class(_PICKLED)
     for t in _transformations(j_env):
         if thread_mode:
             op = _operator(t)
@@ -134,7 +125,7 @@ def problems(j_env, thread_mode: bool, strict_types: bool) -> Dict[str, List[Tup
     return out
 
 
-def check(j_env, thread_mode: bool, strict_types: bool) -> None:
+def check(j_env: Any, thread_mode: bool, strict_types: bool) -> None:
     """Raise :class:`ThreadModeError` / :class:`StrictTypeError` for the optimized transformations."""
     found = problems(j_env, thread_mode, strict_types)
     if found["thread"]:
@@ -150,17 +141,10 @@ def check(j_env, thread_mode: bool, strict_types: bool) -> None:
             f"ProtobufTypeInformation): {names}", found["strict"])
 
 
-def stream_graph(env, clear_transformations: bool, job_name: Optional[str] = None):
+def stream_graph(env: StreamExecutionEnvironment, clear_transformations: bool, job_name: Optional[str] = None) -> Any:
     """PyFlink's ``_generate_stream_graph`` with serdes' checks between optimizing and building."""
-    from pyflink.java_gateway import get_gateway
-    from pyflink.util.java_utils import get_field_value
-
-    gateway = get_gateway()
-    j_env = env._j_stream_execution_environment
-    util = gateway.jvm.org.apache.flink.python.util.PythonConfigUtil
-    util.configPythonOperator(j_env)
-    gateway.jvm.org.apache.flink.python.chain.PythonOperatorChainingOptimizer.apply(j_env)
-    util.setPartitionCustomOperatorNumPartitions(get_field_value(j_env, "transformations"))
+    j_env = _pyflink.java_env(env)
+    _pyflink.prepare_python_operators(j_env)
     thread_mode, strict = getattr(env, ATTR_CHECKS, (False, False))
     check(j_env, thread_mode, strict)
     j_graph = j_env.getStreamGraph(clear_transformations)
@@ -169,14 +153,10 @@ def stream_graph(env, clear_transformations: bool, job_name: Optional[str] = Non
     return j_graph
 
 
-def install_checks(env, thread_mode: bool, strict_types: bool) -> None:
+def install_checks(env: StreamExecutionEnvironment, thread_mode: bool, strict_types: bool) -> None:
     """Route this environment's job-graph generation through :func:`stream_graph`."""
     setattr(env, ATTR_CHECKS, (thread_mode, strict_types))
     if not (thread_mode or strict_types):
         return
 
-    def _generate_stream_graph(clear_transformations: bool = False, job_name: Optional[str] = None):
-        return stream_graph(env, clear_transformations, job_name)
-
-    # execute(), execute_async() and get_execution_plan() all call self._generate_stream_graph
-    env._generate_stream_graph = _generate_stream_graph
+    _pyflink.replace_stream_graph(env, lambda clear, job_name: stream_graph(env, clear, job_name))

@@ -75,7 +75,7 @@ def fetch_connector_jar(version: str = CONNECTOR_VERSION, quiet: bool = True) ->
     return jar
 
 
-def kafka_connector_jar(path: str | os.PathLike | None = None, fetch: bool = True) -> Path:
+def kafka_connector_jar(path: str | os.PathLike[str] | None = None, fetch: bool = True) -> Path:
     """Return the connector jar: explicit ``path`` > ``$SERDES_FLINK_KAFKA_JAR`` > cache/Maven."""
     explicit = path or os.environ.get(ENV_JAR)
     if explicit:
@@ -95,5 +95,5 @@ def kafka_connector_jar(path: str | os.PathLike | None = None, fetch: bool = Tru
     return fetch_connector_jar()
 
 
-def jar_url(path: str | os.PathLike) -> str:
+def jar_url(path: str | os.PathLike[str]) -> str:
     return Path(path).resolve().as_uri()

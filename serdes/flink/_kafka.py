@@ -1,4 +1,4 @@
-"""Kafka sources and sinks that decode/encode with registry framing in the Python worker.
+"""One call from Kafka topics to a decoded stream, and from a stream to a Kafka topic.
 
 Reading::
 
@@ -9,265 +9,79 @@ Writing::
 
     Python EncodeFunction (serializer built in open()) --Row(topic, key, value, headers)-->
     Java KafkaSink + shim
+
+The parts live in modules of their own: the rows and records that cross the shim
+(``_records.py``), the decode operator and poison-pill handling (``_decode.py``), the encode
+operators (``_encode.py``), the source and sink with the shim (``_connectors.py``). Their names are
+re-exported here, where earlier releases defined them (and where pickles look them up).
 """
 
 from __future__ import annotations
 
-import uuid
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
-from confluent_kafka.serialization import MessageField, SerializationContext
-from pyflink.common import Types, WatermarkStrategy
+from pyflink.common import WatermarkStrategy
 from pyflink.common.typeinfo import TypeInformation
-from pyflink.datastream import DataStream, MapFunction, OutputTag, ProcessFunction
+from pyflink.datastream import DataStream, DataStreamSink, StreamExecutionEnvironment
 from pyflink.datastream.connectors.base import DeliveryGuarantee
-from pyflink.datastream.connectors.kafka import (
-    KafkaOffsetsInitializer,
-    KafkaSink,
-    KafkaSource,
-)
+from pyflink.datastream.connectors.kafka import KafkaOffsetsInitializer
 
-from serdes._errors import RecordDecodeError, RecordLocation, RegistryError, SerdesError
-
+from .._errors import RecordDecodeError  # noqa: F401  (re-exported: serdes.flink.RecordDecodeError)
 from ._codecs import SerdeSpec
+from ._codecs import create_in_worker as _create_in_worker  # noqa: F401  (re-exported)
+from ._connectors import kafka_record_sink, kafka_record_source
+from ._connectors import record_source as _record_source  # noqa: F401  (re-exported)
+from ._decode import (  # noqa: F401  (re-exported)
+    ON_ERROR_DEAD_LETTER,
+    ON_ERROR_FAIL,
+    ON_ERROR_SKIP,
+    DecodeFunction,
+    DecodingFunction,
+)
+from ._decode import check_on_error as _check_on_error  # noqa: F401  (re-exported)
+from ._decode import poison_pill as _poison_pill  # noqa: F401  (re-exported)
+from ._encode import DeadLetterToProducerRow, EncodeFunction
 from ._env import configure
-from ._shim import DESERIALIZER_CLASS, SERIALIZER_CLASS
-
-BYTES = Types.PRIMITIVE_ARRAY(Types.BYTE())
-HEADERS = Types.MAP(Types.STRING(), BYTES)
-
-#: What the source shim emits.
-RECORD_ROW_TYPE = Types.ROW_NAMED(
-    ["topic", "partition", "offset", "timestamp", "key", "value", "headers"],
-    [Types.STRING(), Types.INT(), Types.LONG(), Types.LONG(), BYTES, BYTES, HEADERS],
+from ._records import (  # noqa: F401  (re-exported)
+    DEAD_LETTER_ROW_TYPE,
+    DEAD_LETTER_TAG,
+    PICKLE_MODULE,
+    PRODUCER_ROW_TYPE,
+    RECORD_ROW_TYPE,
+    FlinkSerializationContext,
+    KafkaRecord,
 )
-#: What the sink shim consumes.
-PRODUCER_ROW_TYPE = Types.ROW_NAMED(
-    ["topic", "key", "value", "headers"], [Types.STRING(), BYTES, BYTES, HEADERS]
-)
-#: A record that failed to decode: raw bytes, coordinates and the reason.
-DEAD_LETTER_ROW_TYPE = Types.ROW_NAMED(
-    ["topic", "partition", "offset", "timestamp", "key", "value", "headers", "reason", "error_type"],
-    [Types.STRING(), Types.INT(), Types.LONG(), Types.LONG(), BYTES, BYTES, HEADERS,
-     Types.STRING(), Types.STRING()],
-)
-DEAD_LETTER_TAG = OutputTag("serdes-dead-letter", DEAD_LETTER_ROW_TYPE)
+from ._typed_stream import TypedStream
+from ._typeinfo import BytesCodecTypeInfo
 
-ON_ERROR_FAIL = "fail"
-ON_ERROR_DEAD_LETTER = "dead_letter"
-ON_ERROR_SKIP = "skip"
+__all__ = [
+    "DEAD_LETTER_ROW_TYPE", "DEAD_LETTER_TAG", "PRODUCER_ROW_TYPE", "RECORD_ROW_TYPE",
+    "DeadLetterToProducerRow", "DecodeFunction", "EncodeFunction", "FlinkSerializationContext", "KafkaRecord",
+    "dead_letters", "kafka_record_sink", "kafka_record_source", "read_kafka", "read_records",
+    "write_dead_letters", "write_kafka",
+]
+
+Topics = Union[str, Sequence[str]]
 
 
-def _create_in_worker(value_spec: SerdeSpec, key_spec: Optional[SerdeSpec]) -> Tuple[Any, Any]:
-    """The value and key serdes of an operator, built in its ``open()`` (never pickled with the job);
-    the key shares the value's registry client when both name the same registry."""
-    client = None
-    if value_spec.registry_conf is not None:
-        from confluent_kafka.schema_registry import SchemaRegistryClient
-
-        client = SchemaRegistryClient(value_spec.registry_conf)
-    value = value_spec.create(client)
-    key = None
-    if key_spec is not None:
-        key = key_spec.create(client if key_spec.registry_conf == value_spec.registry_conf else None)
-    return value, key
-
-
-class KafkaRecord(NamedTuple):
-    """A decoded record with its coordinates (``include_metadata=True``)."""
-
-    topic: str
-    partition: int
-    offset: int
-    timestamp: int
-    key: Any
-    value: Any
-    headers: Optional[Dict[str, bytes]]
-
-
-class FlinkSerializationContext(SerializationContext):
-    """confluent-kafka ``SerializationContext`` that also carries partition and offset."""
-
-    __slots__ = ("partition", "offset")
-
-    def __init__(self, topic, field, headers=None, partition=None, offset=None):
-        self.topic = topic
-        self.field = field
-        self.headers = headers
-        self.partition = partition
-        self.offset = offset
-
-
-def _locate(err: BaseException, topic, partition, offset, field) -> SerdesError:
-    if isinstance(err, SerdesError):
-        return err.at(topic=topic, partition=partition, offset=offset, field=field)
-    reason = f"{type(err).__name__}: {err}"
-    return RecordDecodeError(reason, RecordLocation(topic, field, partition, offset))
-
-
-# ---------------------------------------------------------------------------------------------
-# decode
-# ---------------------------------------------------------------------------------------------
-
-
-def _check_on_error(on_error: str) -> None:
-    if on_error not in (ON_ERROR_FAIL, ON_ERROR_DEAD_LETTER, ON_ERROR_SKIP):
-        raise ValueError(f"on_error must be 'fail', 'dead_letter' or 'skip', not {on_error!r}")
-
-
-def _poison_pill(on_error: str, failed: Any, registry_failures: Any, exc: BaseException, row, topic, partition, offset, field):
-    """A record that does not decode: apply ``on_error`` to it, unless the registry failed.
-
-    A :class:`serdes.RegistryError` (unreachable, 401/403, 429, a bad answer) is the registry's
-    failure, not the record's: the same record decodes once the registry answers. It is counted in
-    ``registry_failures`` and always raised -- never dead-lettered or skipped -- so the operator
-    fails and Flink's restart strategy retries from the last checkpoint. Any other failure is
-    counted in ``failed``; ``"fail"`` raises the located error, ``"dead_letter"`` returns the
-    ``(DEAD_LETTER_TAG, row)`` output to emit, ``"skip"`` returns None.
-    """
-    if isinstance(exc, RegistryError):
-        registry_failures.inc()
-        raise exc.at(topic=topic, partition=partition, offset=offset, field=field)
-    failed.inc()
-    err = _locate(exc, topic, partition, offset, field)
-    if on_error == ON_ERROR_FAIL:
-        raise err from exc
-    if on_error == ON_ERROR_DEAD_LETTER:
-        return DEAD_LETTER_TAG, _dead_letter_row(row, err)
-    return None
-
-
-class DecodeFunction(ProcessFunction):
-    """Decodes shim rows with registry deserializers built once per worker in :meth:`open`.
-
-    ``on_error``: ``"fail"`` raises a :class:`serdes.SerdesError` naming topic/partition/offset
-    (the job fails); ``"dead_letter"`` emits a :data:`DEAD_LETTER_ROW_TYPE` row on
-    :data:`DEAD_LETTER_TAG`; ``"skip"`` drops the record.  A :class:`serdes.RegistryError`
-    (registry unreachable, HTTP 401/403/429, a bad answer) is not the record's fault: whatever
-    ``on_error`` says, it fails the operator (Flink's restart strategy retries), so an auth outage
-    never dead-letters or skips good records.  Counters ``serdes_decoded``, ``serdes_failed``,
-    ``serdes_tombstones`` and ``serdes_registry_failures`` are registered in the operator's
-    metric group.
-
-    ``emit``: optional callable turning the decoded output (value or :class:`KafkaRecord`)
-    into what goes downstream (e.g. a typed encoder for ``ProtobufTypeInformation``).
-    """
-
-    def __init__(
-        self,
-        value: SerdeSpec,
-        key: Optional[SerdeSpec] = None,
-        on_error: str = ON_ERROR_FAIL,
-        include_metadata: bool = False,
-        skip_tombstones: bool = True,
-        emit: Optional[Callable[[Any], Any]] = None,
-    ) -> None:
-        _check_on_error(on_error)
-        self.value_spec = value
-        self.key_spec = key
-        self.on_error = on_error
-        self.include_metadata = include_metadata
-        self.skip_tombstones = skip_tombstones
-        self.emit = emit
-        self._value_de = None
-        self._key_de = None
-
-    def open(self, runtime_context) -> None:
-        self._value_de, self._key_de = _create_in_worker(self.value_spec, self.key_spec)
-        group = runtime_context.get_metrics_group()
-        self._decoded = group.counter("serdes_decoded")
-        self._failed = group.counter("serdes_failed")
-        self._tombstones = group.counter("serdes_tombstones")
-        self._registry_failures = group.counter("serdes_registry_failures")
-
-    def process_element(self, row, ctx):
-        topic, partition, offset, ts, raw_key, raw_value, headers = row
-        if raw_value is None and self.skip_tombstones:
-            self._tombstones.inc()
-            return
-        field = MessageField.VALUE
-        try:
-            value = self._value_de(
-                raw_value, FlinkSerializationContext(topic, MessageField.VALUE, headers, partition, offset)
-            )
-            key = raw_key
-            if self._key_de is not None and raw_key is not None:
-                field = MessageField.KEY
-                key = self._key_de(
-                    raw_key, FlinkSerializationContext(topic, MessageField.KEY, headers, partition, offset)
-                )
-        except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
-            dead = _poison_pill(self.on_error, self._failed, self._registry_failures, exc, row, topic, partition, offset, field)
-            if dead is not None:
-                yield dead
-            return
-        self._decoded.inc()
-        out = KafkaRecord(topic, partition, offset, ts, key, value, headers) if self.include_metadata else value
-        if self.emit is not None:
-            out = self.emit(out)
-        yield out
-
-
-def _dead_letter_row(row, err: BaseException):
-    from pyflink.common import Row
-
-    reason = getattr(err, "reason", None) or str(err)
-    return Row(row[0], row[1], row[2], row[3], row[4], row[5], row[6], str(reason), type(err).__name__)
-
-
-# ---------------------------------------------------------------------------------------------
-# source / sink builders
-# ---------------------------------------------------------------------------------------------
-
-
-def kafka_record_source(
-    bootstrap_servers: str,
-    topics: Union[str, Sequence[str]],
-    group_id: Optional[str] = None,
-    starting_offsets: Optional[KafkaOffsetsInitializer] = None,
-    bounded: bool = False,
-    properties: Optional[Dict[str, str]] = None,
-) -> KafkaSource:
-    """A ``KafkaSource`` whose records are :data:`RECORD_ROW_TYPE` rows (coordinates + headers).
-
-    ``bounded=True`` stops at the offsets that are latest when the job starts.
-    The environment must have been :func:`serdes.flink.configure`-d (jars on the classpath).
-    """
-    return _record_source(bootstrap_servers, topics, _new_java(DESERIALIZER_CLASS), group_id,
-                          starting_offsets, bounded, properties)
-
-
-def _record_source(bootstrap_servers, topics, j_deserializer, group_id=None, starting_offsets=None,
-                   bounded=False, properties=None) -> KafkaSource:
-    """A ``KafkaSource`` whose records the Java ``KafkaRecordDeserializationSchema`` makes."""
-    if isinstance(topics, str):
-        topics = [topics]
-    builder = (
-        KafkaSource.builder()
-        .set_bootstrap_servers(bootstrap_servers)
-        .set_topics(*topics)
-        .set_group_id(group_id or f"serdes-flink-{uuid.uuid4().hex[:8]}")
-        .set_starting_offsets(starting_offsets or KafkaOffsetsInitializer.earliest())
-    )
-    if bounded:
-        builder = builder.set_bounded(KafkaOffsetsInitializer.latest())
-    for k, v in (properties or {}).items():
-        builder = builder.set_property(k, str(v))
-    builder._j_builder.setDeserializer(j_deserializer)
-    return builder.build()
-
-
-def read_records(env, bootstrap_servers: str, topics, name: str = "kafka-records", **kwargs) -> DataStream:
-    """DataStream of raw :data:`RECORD_ROW_TYPE` rows (no decoding)."""
+def read_records(env: StreamExecutionEnvironment, bootstrap_servers: str, topics: Topics,
+                 name: str = "kafka-records", **kwargs: Any) -> DataStream:
+    """DataStream of raw :data:`RECORD_ROW_TYPE` rows (no decoding); ``kwargs`` as for
+    :func:`kafka_record_source` (``group_id``, ``starting_offsets``, ``bounded``, ``properties``)."""
     configure(env)
     source = kafka_record_source(bootstrap_servers, topics, **kwargs)
     return env.from_source(source, WatermarkStrategy.no_watermarks(), name)
 
 
+def topics_label(topics: Topics) -> str:
+    """``"a,b"`` for operator names."""
+    return ",".join([topics] if isinstance(topics, str) else topics)
+
+
 def read_kafka(
-    env,
+    env: StreamExecutionEnvironment,
     bootstrap_servers: str,
-    topics: Union[str, Sequence[str]],
+    topics: Topics,
     value: SerdeSpec,
     key: Optional[SerdeSpec] = None,
     on_error: str = ON_ERROR_FAIL,
@@ -280,7 +94,7 @@ def read_kafka(
     name: Optional[str] = None,
     skip_tombstones: bool = True,
     convert: Optional[Callable[[Any], Any]] = None,
-):
+) -> Union[DataStream, TypedStream]:
     """One call: Kafka topic(s) -> DataStream of decoded values.
 
     ``convert`` is applied to each decoded value (or :class:`KafkaRecord`) in the same operator,
@@ -292,149 +106,40 @@ def read_kafka(
     ``output_type``: default pickled Python objects; a :class:`ProtobufTypeInformation`
     returns a :class:`~serdes.flink.TypedStream` whose elements travel as protobuf bytes.
     """
-    rows = read_records(
-        env,
-        bootstrap_servers,
-        topics,
-        name=name or f"kafka:{','.join([topics] if isinstance(topics, str) else topics)}",
-        group_id=group_id,
-        starting_offsets=starting_offsets,
-        bounded=bounded,
-        properties=properties,
-    )
-    from ._types import BytesCodecTypeInfo, TypedStream
-
+    rows = read_records(env, bootstrap_servers, topics, name=name or f"kafka:{topics_label(topics)}",
+                        group_id=group_id, starting_offsets=starting_offsets, bounded=bounded,
+                        properties=properties)
     emit = convert
-    j_type = output_type
     if isinstance(output_type, BytesCodecTypeInfo):
         emit = output_type.encoder() if convert is None else _Compose(convert, output_type.encoder())
     fn = DecodeFunction(value, key, on_error, include_metadata, skip_tombstones, emit)
-    decoded = rows.process(fn, output_type=j_type).name("serdes-decode")
+    decoded = rows.process(fn, output_type=output_type).name("serdes-decode")
     if isinstance(output_type, BytesCodecTypeInfo):
         return TypedStream(decoded, output_type)
     return decoded
 
 
 class _Compose:
-    def __init__(self, first, second) -> None:
+    __module__ = PICKLE_MODULE
+
+    def __init__(self, first: Callable[[Any], Any], second: Callable[[Any], Any]) -> None:
         self.first, self.second = first, second
 
-    def __call__(self, value):
+    def __call__(self, value: Any) -> Any:
         return self.second(self.first(value))
 
 
-def dead_letters(stream) -> DataStream:
+def dead_letters(stream: Any) -> DataStream:
     """The dead-letter side output (:data:`DEAD_LETTER_ROW_TYPE`) of a :func:`read_kafka` stream
     (or of a :func:`~serdes.flink.read_kafka_keyed` stream's decode operators)."""
     if hasattr(stream, "dead_letters"):
-        return stream.dead_letters()
+        return stream.dead_letters()  # type: ignore[no-any-return]
     ds = getattr(stream, "data_stream", stream)
-    return ds.get_side_output(DEAD_LETTER_TAG)
-
-
-class DeadLetterToProducerRow(MapFunction):
-    """Dead-letter row -> producer row for a DLQ topic; reason and coordinates become headers."""
-
-    def __init__(self, topic: str) -> None:
-        self.topic = topic
-
-    def map(self, row):
-        from pyflink.common import Row
-
-        headers = dict(row[6] or {})
-        headers["serdes.dlq.reason"] = row[7].encode("utf-8", "replace")
-        headers["serdes.dlq.error"] = row[8].encode()
-        headers["serdes.dlq.topic"] = row[0].encode()
-        headers["serdes.dlq.partition"] = str(row[1]).encode()
-        headers["serdes.dlq.offset"] = str(row[2]).encode()
-        return Row(self.topic, row[4], row[5], headers)
-
-
-class EncodeFunction(MapFunction):
-    """Python object -> :data:`PRODUCER_ROW_TYPE` row, with registry framing (prefix or header).
-
-    ``key_fn(obj)`` extracts the key (serialized with ``key`` when given, else it must be
-    bytes/str/None); ``value_fn(obj)`` extracts the value (default: the object itself);
-    ``topic_fn(obj)`` picks the topic per record (default: the sink topic).
-    """
-
-    def __init__(
-        self,
-        topic: str,
-        value: SerdeSpec,
-        key: Optional[SerdeSpec] = None,
-        key_fn: Optional[Callable[[Any], Any]] = None,
-        value_fn: Optional[Callable[[Any], Any]] = None,
-        topic_fn: Optional[Callable[[Any], str]] = None,
-        decode_input: Optional[Callable[[bytes], Any]] = None,
-    ) -> None:
-        self.topic = topic
-        self.value_spec = value
-        self.key_spec = key
-        self.key_fn = key_fn
-        self.value_fn = value_fn
-        self.topic_fn = topic_fn
-        self.decode_input = decode_input
-
-    def open(self, runtime_context) -> None:
-        self._value_ser, self._key_ser = _create_in_worker(self.value_spec, self.key_spec)
-        self._encoded = runtime_context.get_metrics_group().counter("serdes_encoded")
-
-    def map(self, obj):
-        from pyflink.common import Row
-
-        if self.decode_input is not None:
-            obj = self.decode_input(obj)
-        topic = self.topic_fn(obj) if self.topic_fn is not None else self.topic
-        headers: List = []
-        value = self.value_fn(obj) if self.value_fn is not None else obj
-        raw_value = None
-        if value is not None:
-            raw_value = self._value_ser(value, SerializationContext(topic, MessageField.VALUE, headers))
-        raw_key = None
-        if self.key_fn is not None:
-            k = self.key_fn(obj)
-            if self._key_ser is not None and k is not None:
-                raw_key = self._key_ser(k, SerializationContext(topic, MessageField.KEY, headers))
-            elif isinstance(k, str):
-                raw_key = k.encode()
-            else:
-                raw_key = k
-        self._encoded.inc()
-        return Row(topic, raw_key, raw_value, dict(headers) if headers else None)
-
-
-def kafka_record_sink(
-    bootstrap_servers: str,
-    topic: Optional[str] = None,
-    delivery_guarantee: DeliveryGuarantee = DeliveryGuarantee.AT_LEAST_ONCE,
-    properties: Optional[Dict[str, str]] = None,
-    transactional_id_prefix: Optional[str] = None,
-) -> KafkaSink:
-    """A ``KafkaSink`` for :data:`PRODUCER_ROW_TYPE` rows (``topic`` = default topic)."""
-    builder = KafkaSink.builder().set_bootstrap_servers(bootstrap_servers)
-    builder = builder.set_delivery_guarantee(delivery_guarantee)
-    if transactional_id_prefix:
-        builder = builder.set_transactional_id_prefix(transactional_id_prefix)
-    for k, v in (properties or {}).items():
-        builder = builder.set_property(k, str(v))
-    shim = _new_java(SERIALIZER_CLASS, topic)
-    builder._j_builder.setRecordSerializer(shim)
-    return KafkaSink(builder._j_builder.build())
-
-
-def _new_java(class_name: str, *args):
-    """Instantiate a class from a jar added with ``env.add_jars`` (user class loader)."""
-    from pyflink.java_gateway import get_gateway
-
-    obj = get_gateway().jvm
-    for part in class_name.split("."):
-        obj = getattr(obj, part)
-    return obj(*args)
+    return ds.get_side_output(DEAD_LETTER_TAG)  # type: ignore[no-any-return]
 
 
 def write_kafka(
-    stream,
+    stream: Union[DataStream, TypedStream],
     bootstrap_servers: str,
     topic: str,
     value: SerdeSpec,
@@ -446,7 +151,7 @@ def write_kafka(
     properties: Optional[Dict[str, str]] = None,
     name: Optional[str] = None,
     transactional_id_prefix: Optional[str] = None,
-):
+) -> DataStreamSink:
     """Encode ``stream`` in Python with registry framing and write it with a Java KafkaSink.
 
     Exactly-once: ``delivery_guarantee=DeliveryGuarantee.EXACTLY_ONCE``, a
@@ -454,24 +159,21 @@ def write_kafka(
     ``properties={"transaction.timeout.ms": ...}`` not above the broker's
     ``transaction.max.timeout.ms`` (15 min by default; KafkaSink's default is 1 h).
     """
-    from ._types import TypedStream
-
     decode_input = None
-    ds = stream
     if isinstance(stream, TypedStream):
         decode_input = stream.type_info.decoder()
         ds = stream.data_stream
+    else:
+        ds = stream
     rows = ds.map(
         EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn, decode_input),
         output_type=PRODUCER_ROW_TYPE,
     ).name("serdes-encode")
     sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee, properties, transactional_id_prefix)
-    return rows.sink_to(sink).name(
-        name or f"kafka-sink:{topic}"
-    )
+    return rows.sink_to(sink).name(name or f"kafka-sink:{topic}")
 
 
-def write_dead_letters(stream, bootstrap_servers: str, topic: str, **kwargs):
+def write_dead_letters(stream: Any, bootstrap_servers: str, topic: str, **kwargs: Any) -> DataStreamSink:
     """Sink the dead-letter side output of ``stream`` to ``topic`` (raw bytes kept, reason in headers)."""
     rows = dead_letters(stream).map(DeadLetterToProducerRow(topic), output_type=PRODUCER_ROW_TYPE)
     return rows.sink_to(kafka_record_sink(bootstrap_servers, topic, **kwargs)).name(f"dead-letter:{topic}")

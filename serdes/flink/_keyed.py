@@ -28,6 +28,7 @@ from pyflink.common import Row, Types, WatermarkStrategy
 from pyflink.common.typeinfo import TypeInformation
 from pyflink.datastream import KeyedProcessFunction, OutputTag, ProcessFunction
 
+from . import _pyflink
 from ._codecs import SerdeSpec
 from ._env import configure
 from ._graph import ATTR_CHECKS, StrictTypeError, keyed_by_field0
@@ -38,7 +39,6 @@ from ._kafka import (
     PRODUCER_ROW_TYPE,
     DecodeFunction,
     EncodeFunction,
-    _new_java,
     kafka_record_sink,
     _record_source,
     kafka_record_source,
@@ -63,17 +63,7 @@ def _pickled_in(type_info, path: str = "") -> Optional[str]:
 
     if isinstance(type_info, PickledBytesTypeInfo):
         return path or "the value"
-    children = []
-    fields = getattr(type_info, "_field_types", None)
-    if fields:
-        names = getattr(type_info, "_field_names", None) or [str(i) for i in range(len(fields))]
-        children += list(zip(names, fields))
-    for attr, label in (("elem_type", "element"), ("_element_type", "element"),
-                        ("_key_type_info", "key"), ("_value_type_info", "value"), ("_type_info", "value")):
-        child = getattr(type_info, attr, None)
-        if child is not None and hasattr(child, "get_java_type_info"):
-            children.append((label, child))
-    for label, child in children:
+    for label, child in _pyflink.type_info_children(type_info):
         found = _pickled_in(child, f"{path}.{label}" if path else label)
         if found:
             return found
@@ -303,7 +293,7 @@ def read_kafka_keyed(
     decode = DecodeFunction(value, key, on_error, include_metadata, skip_tombstones)
     if key_by is None:
         key_type = key_type or Types.STRING()
-        source = _record_source(bootstrap_servers, topics, _new_java(KEYED_DESERIALIZER_CLASS, encoding),
+        source = _record_source(bootstrap_servers, topics, _pyflink.new_java_object(KEYED_DESERIALIZER_CLASS, encoding),
                                 group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
         keyed = keyed_by_field0(rows, Types.STRING(), RECORD_ROW_TYPE)

@@ -10,14 +10,18 @@ into a Table with ``t_env.from_data_stream(stream)``::
 from __future__ import annotations
 
 import datetime
-import decimal
 import json
-from typing import Any, Callable, Dict, List, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
 
 from pyflink.common import Row, Types
-from pyflink.common.typeinfo import TypeInformation
+from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 
-_BASIC = {
+from ._records import bytes_type, row_named
+
+#: an Avro schema: JSON text, a primitive type name, or parsed JSON
+Schema = Union[str, Dict[str, Any], List[Any]]
+
+_BASIC: Dict[str, Callable[[], TypeInformation]] = {
     "boolean": Types.BOOLEAN,
     "int": Types.INT,
     "long": Types.LONG,
@@ -27,7 +31,7 @@ _BASIC = {
 }
 
 
-def _parse(schema: Union[str, dict, list]) -> Any:
+def _parse(schema: Schema) -> Any:
     if isinstance(schema, str):
         s = schema.strip()
         if s.startswith("{") or s.startswith("["):
@@ -36,7 +40,7 @@ def _parse(schema: Union[str, dict, list]) -> Any:
     return schema
 
 
-def _non_null(schema):
+def _non_null(schema: Any) -> Any:
     """``["null", X]`` -> X; other unions are not representable as one Flink type."""
     if isinstance(schema, list):
         rest = [s for s in schema if s != "null"]
@@ -46,7 +50,7 @@ def _non_null(schema):
     return schema
 
 
-def avro_type_info(schema, named: Dict[str, Any] | None = None) -> TypeInformation:
+def avro_type_info(schema: Schema, named: Optional[Dict[str, Any]] = None) -> TypeInformation:
     """Flink ``TypeInformation`` for an Avro (sub)schema."""
     named = {} if named is None else named
     s = _non_null(_parse(schema))
@@ -54,7 +58,7 @@ def avro_type_info(schema, named: Dict[str, Any] | None = None) -> TypeInformati
         if s in _BASIC:
             return _BASIC[s]()
         if s == "bytes":
-            return Types.PRIMITIVE_ARRAY(Types.BYTE())
+            return bytes_type()
         if s in named:
             return avro_type_info(named[s], named)
         raise ValueError(f"unsupported Avro type {s!r}")
@@ -74,7 +78,7 @@ def avro_type_info(schema, named: Dict[str, Any] | None = None) -> TypeInformati
         named[s["name"]] = s
         if s.get("namespace"):
             named[f"{s['namespace']}.{s['name']}"] = s
-        return Types.ROW_NAMED(
+        return row_named(
             [f["name"] for f in s["fields"]], [avro_type_info(f["type"], named) for f in s["fields"]]
         )
     if t == "enum":
@@ -82,7 +86,7 @@ def avro_type_info(schema, named: Dict[str, Any] | None = None) -> TypeInformati
         return Types.STRING()
     if t == "fixed":
         named[s["name"]] = s
-        return Types.PRIMITIVE_ARRAY(Types.BYTE())
+        return bytes_type()
     if t == "array":
         elem = avro_type_info(s["items"], named)
         return Types.LIST(elem)
@@ -91,15 +95,15 @@ def avro_type_info(schema, named: Dict[str, Any] | None = None) -> TypeInformati
     return avro_type_info(t, named)
 
 
-def avro_row_type_info(schema) -> TypeInformation:
+def avro_row_type_info(schema: Schema) -> RowTypeInfo:
     """``RowTypeInfo`` of an Avro record schema (JSON string or dict)."""
     s = _non_null(_parse(schema))
     if not (isinstance(s, dict) and s.get("type") == "record"):
         raise ValueError("avro_row_type_info needs a record schema")
-    return avro_type_info(s)
+    return cast(RowTypeInfo, avro_type_info(s))
 
 
-def _converter(schema, named) -> Callable[[Any], Any]:
+def _converter(schema: Schema, named: Dict[str, Any]) -> Callable[[Any], Any]:
     s = _non_null(_parse(schema))
     if isinstance(s, str):
         if s in named:
@@ -129,11 +133,11 @@ def _converter(schema, named) -> Callable[[Any], Any]:
     return _identity
 
 
-def _identity(v):
+def _identity(v: Any) -> Any:
     return v
 
 
-def _naive_datetime(v):
+def _naive_datetime(v: Any) -> Any:
     if isinstance(v, datetime.datetime) and v.tzinfo is not None:
         return v.astimezone(datetime.timezone.utc).replace(tzinfo=None)
     return v
@@ -142,53 +146,53 @@ def _naive_datetime(v):
 class _RecordToRow:
     __slots__ = ("names", "convs")
 
-    def __init__(self, names: List[str], convs):
+    def __init__(self, names: List[str], convs: Optional[List[Callable[[Any], Any]]]) -> None:
         self.names, self.convs = names, convs
 
-    def __getstate__(self):
+    def __getstate__(self) -> Tuple[List[str], Optional[List[Callable[[Any], Any]]]]:
         return (self.names, self.convs)
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: Tuple[List[str], Optional[List[Callable[[Any], Any]]]]) -> None:
         self.names, self.convs = state
 
-    def __call__(self, rec):
+    def __call__(self, rec: Optional[Dict[str, Any]]) -> Optional[Row]:
         if rec is None:
             return None
         if self.convs is None:
             row = Row(*[rec.get(n) for n in self.names])
         else:
-            row = Row(*[c(rec.get(n)) for n, c in zip(self.names, self.convs)])
+            row = Row(*[c(rec.get(n)) for n, c in zip(self.names, self.convs, strict=True)])
         row.set_field_names(self.names)
         return row
 
 
 class _ListOf:
-    def __init__(self, inner):
+    def __init__(self, inner: Callable[[Any], Any]) -> None:
         self.inner = inner
 
-    def __call__(self, v):
+    def __call__(self, v: Any) -> Any:
         return None if v is None else [self.inner(x) for x in v]
 
 
 class _MapOf:
-    def __init__(self, inner):
+    def __init__(self, inner: Callable[[Any], Any]) -> None:
         self.inner = inner
 
-    def __call__(self, v):
+    def __call__(self, v: Any) -> Any:
         return None if v is None else {k: self.inner(x) for k, x in v.items()}
 
 
-def avro_row_converter(schema) -> Callable[[dict], Row]:
+def avro_row_converter(schema: Schema) -> Callable[[Dict[str, Any]], Optional[Row]]:
     """dict (as decoded by an Avro deserializer) -> ``Row`` matching :func:`avro_row_type_info`."""
     return _converter(schema, {})
 
 
 # -- JSON Schema ----------------------------------------------------------------------------------
 
-_JSON_BASIC = {"string": Types.STRING, "integer": Types.LONG, "number": Types.DOUBLE, "boolean": Types.BOOLEAN}
+_JSON_BASIC: Dict[str, Callable[[], TypeInformation]] = {"string": Types.STRING, "integer": Types.LONG, "number": Types.DOUBLE, "boolean": Types.BOOLEAN}
 
 
-def _json_type(s: dict) -> Any:
+def _json_type(s: Dict[str, Any]) -> Any:
     t = s.get("type")
     if isinstance(t, list):
         rest = [x for x in t if x != "null"]
@@ -198,7 +202,7 @@ def _json_type(s: dict) -> Any:
     return t
 
 
-def json_schema_type_info(schema) -> TypeInformation:
+def json_schema_type_info(schema: Union[str, Dict[str, Any]]) -> TypeInformation:
     s = json.loads(schema) if isinstance(schema, str) else schema
     t = _json_type(s)
     if t in _JSON_BASIC:
@@ -209,16 +213,19 @@ def json_schema_type_info(schema) -> TypeInformation:
         props = s.get("properties") or {}
         if not props:
             raise ValueError("JSON Schema object without properties has no Row type")
-        return Types.ROW_NAMED(list(props), [json_schema_type_info(p) for p in props.values()])
+        return row_named(list(props), [json_schema_type_info(p) for p in props.values()])
     raise ValueError(f"unsupported JSON Schema type {t!r}")
 
 
-def json_schema_row_type_info(schema) -> TypeInformation:
+def json_schema_row_type_info(schema: Union[str, Dict[str, Any]]) -> RowTypeInfo:
     """``RowTypeInfo`` of a JSON Schema ``object`` (properties in declaration order)."""
-    return json_schema_type_info(schema)
+    t = json_schema_type_info(schema)
+    if not isinstance(t, RowTypeInfo):
+        raise ValueError("json_schema_row_type_info needs an object schema")
+    return t
 
 
-def _json_converter(s: dict):
+def _json_converter(s: Dict[str, Any]) -> Callable[[Any], Any]:
     t = _json_type(s)
     if t == "object":
         props = s.get("properties") or {}
@@ -231,11 +238,11 @@ def _json_converter(s: dict):
     return _identity
 
 
-def _to_float(v):
+def _to_float(v: Any) -> Optional[float]:
     return None if v is None else float(v)
 
 
-def json_schema_row_converter(schema) -> Callable[[dict], Row]:
+def json_schema_row_converter(schema: Union[str, Dict[str, Any]]) -> Callable[[Dict[str, Any]], Optional[Row]]:
     s = json.loads(schema) if isinstance(schema, str) else schema
     return _json_converter(s)
 

@@ -26,7 +26,9 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from ._jars import CONNECTOR_VERSION, ConnectorJarError, cache_dir, kafka_connector_jar
+from .._errors import ConnectorJarError
+from .._mvn import cache_dir
+from ._jars import CONNECTOR_VERSION, kafka_connector_jar
 
 JAVA_SRC = Path(__file__).parent / "java"
 DESERIALIZER_CLASS = "serdes.flink.KafkaRowDeserializationSchema"
@@ -56,7 +58,7 @@ def shim_hash(connector_name: str) -> str:
     return h.hexdigest()[:16]
 
 
-def shim_jar(connector_jar: str | os.PathLike | None = None) -> Path:
+def shim_jar(connector_jar: str | os.PathLike[str] | None = None) -> Path:
     """Return the compiled shim jar: cached, else compiled now with ``javac`` (about 3 s, once).
 
     No jar ships in the package (jars are built or fetched into the cache, never committed), so a

@@ -21,19 +21,22 @@ a few hundred bytes for a small file; RocksDB compresses the identical values we
 
 from __future__ import annotations
 
+from typing import Any, Callable, Optional, Tuple
+
 from .._errors import StateSchemaIncompatibleError
 
 DESCRIPTOR_STATE_SUFFIX = ".serdes-descriptor"
 
 
-def descriptor_set_bytes(type_info) -> tuple:
+def descriptor_set_bytes(type_info: Any) -> Tuple[bytes, str]:
     """(serialized FileDescriptorSet, full name) for a ProtobufTypeInformation-like type info."""
-    fds = getattr(type_info, "_fds", None)
+    fds: Optional[bytes] = getattr(type_info, "_fds", None)
     if fds is None:
         from ..protobuf.compat import descriptor_set_for
 
         fds = descriptor_set_for(type_info.message_class).SerializeToString(deterministic=True)
-    return fds, type_info._key
+    full_name: str = type_info._key
+    return fds, full_name
 
 
 class SchemaCheckedValueState:
@@ -43,14 +46,15 @@ class SchemaCheckedValueState:
     __slots__ = ("_state", "_schema", "_dec", "_enc", "_fds", "_full_name", "_name",
                  "_verified", "_changed", "_fresh")
 
-    def __init__(self, state, schema_state, dec, enc, fds: bytes, full_name: str, name: str) -> None:
+    def __init__(self, state: Any, schema_state: Any, dec: Callable[[bytes], Any], enc: Callable[[Any], bytes],
+                 fds: bytes, full_name: str, name: str) -> None:
         self._state, self._schema, self._dec, self._enc = state, schema_state, dec, enc
         self._fds, self._full_name, self._name = fds, full_name, name
         self._verified = False
         self._changed = False   # restored state had another descriptor: rewrite it on update
-        self._fresh = None      # did the last value() find no state (None: unknown)
+        self._fresh: Optional[bool] = None  # did the last value() find no state (None: unknown)
 
-    def value(self):
+    def value(self) -> Any:
         raw = self._state.value()
         if raw is None:
             self._fresh = True
@@ -77,7 +81,7 @@ class SchemaCheckedValueState:
             self._changed = True
         self._verified = True
 
-    def update(self, value) -> None:
+    def update(self, value: Any) -> None:
         if value is None:
             self.clear()
             return
@@ -90,26 +94,3 @@ class SchemaCheckedValueState:
         self._state.clear()
         self._schema.clear()
         self._fresh = None
-
-
-def _savepoint_format(fmt: str):
-    from pyflink.java_gateway import get_gateway
-
-    return getattr(get_gateway().jvm.org.apache.flink.core.execution.SavepointFormatType, fmt.upper())
-
-
-def stop_with_savepoint(job_client, directory: str, drain: bool = False, format: str = "canonical") -> str:
-    """Stop a running job with a savepoint and return the savepoint's path.
-
-    PyFlink 2.2.1's ``JobClient.stop_with_savepoint`` / ``trigger_savepoint`` call Java methods
-    without the ``SavepointFormatType`` argument they need (``Py4JException: Method
-    stopWithSavepoint(...) does not exist``); this calls the Java client directly.
-    """
-    j = job_client._j_job_client
-    return str(j.stopWithSavepoint(drain, directory, _savepoint_format(format)).get())
-
-
-def trigger_savepoint(job_client, directory: str, format: str = "canonical") -> str:
-    """Take a savepoint of a running job (it keeps running); returns the savepoint's path."""
-    j = job_client._j_job_client
-    return str(j.triggerSavepoint(directory, _savepoint_format(format)).get())

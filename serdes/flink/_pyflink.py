@@ -1,0 +1,268 @@
+"""The one seam to PyFlink's private API.
+
+serdes' Flink layer needs a few things PyFlink keeps private: the Java objects behind its Python
+wrappers (``_j_builder`` of the Kafka builders, ``_j_stream_execution_environment``,
+``_j_data_stream``, ``_j_job_client``), the embedded (thread mode) state's ``_value_converter``
+and converter classes, the fields of composite type infos (``_field_types``, ``_element_type``,
+...), ``StreamExecutionEnvironment._generate_stream_graph`` (which serdes' job-graph checks
+replace), ``pyflink.util.java_utils.get_field_value`` and the Py4J gateway to the JVM. This module
+is the only one in serdes that names them; the rest of ``serdes.flink`` calls the small typed
+functions below.
+
+Each private attribute is read by name, with no default, when the function that needs it runs
+(for an instance attribute: once per object it is asked about; for a class or module attribute:
+once per process). One that an apache-flink release renamed or dropped raises
+:class:`PyFlinkAPIError` naming it, its owner and the installed apache-flink version, instead of
+being silently skipped (the job-graph checks turned off, thread-mode state decoded as tuples of
+ints). Verified against apache-flink 2.2.1, the release ``serdes[flink]`` pins.
+
+The Java classes reached through the gateway (``PythonConfigUtil``,
+``PythonOperatorChainingOptimizer``, ``SavepointFormatType``, the shim's classes) are Flink's and
+serdes' Java API: Py4J reports a missing one when it is called, naming it.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.metadata
+import sys
+from types import ModuleType
+from typing import Any, Callable, List, Optional, Tuple
+
+from .._errors import PyFlinkAPIError
+
+__all__ = [
+    "PyFlinkAPIError",
+    "pyflink_version",
+    "require",
+    "jvm",
+    "new_java_object",
+    "java_class",
+    "java_env",
+    "java_stream",
+    "java_job_client",
+    "env_config",
+    "set_source_deserializer",
+    "build_sink",
+    "keyed_stream",
+    "transformations",
+    "prepare_python_operators",
+    "replace_stream_graph",
+    "bytes_state_as_bytes",
+    "type_info_children",
+    "savepoint_format",
+]
+
+_SENTINEL = object()
+
+
+def pyflink_version() -> str:
+    """The installed apache-flink (PyFlink) version, e.g. ``"2.2.1"``."""
+    return importlib.metadata.version("apache-flink")
+
+
+def require(obj: Any, name: str) -> Any:
+    """``obj.<name>``, read by name; :class:`PyFlinkAPIError` when the installed PyFlink lacks it."""
+    value = getattr(obj, name, _SENTINEL)
+    if value is _SENTINEL:
+        owner = obj.__name__ if isinstance(obj, (type, ModuleType)) else type(obj).__name__
+        raise PyFlinkAPIError(name, owner, pyflink_version())
+    return value
+
+
+def _module(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        raise PyFlinkAPIError(name, "pyflink", pyflink_version()) from exc
+
+
+# -- the JVM --------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _get_gateway() -> Callable[[], Any]:
+    return require(_module("pyflink.java_gateway"), "get_gateway")  # type: ignore[no-any-return]
+
+
+def jvm() -> Any:
+    """The Py4J JVM view of PyFlink's gateway (starts the gateway if needed)."""
+    return _get_gateway()().jvm
+
+
+def new_java_object(class_name: str, *args: Any) -> Any:
+    """An instance of a Java class by its dotted name, e.g. one from a jar added with ``env.add_jars``."""
+    obj = jvm()
+    for part in class_name.split("."):
+        obj = getattr(obj, part)
+    return obj(*args)
+
+
+def java_class(name: str) -> Any:
+    """``java.lang.Class`` of ``name``, loaded by the context class loader (which sees user jars)."""
+    j = jvm()
+    return j.java.lang.Class.forName(name, False, j.Thread.currentThread().getContextClassLoader())
+
+
+def savepoint_format(fmt: str) -> Any:
+    """Java ``SavepointFormatType`` constant for ``"canonical"`` / ``"native"``."""
+    return getattr(jvm().org.apache.flink.core.execution.SavepointFormatType, fmt.upper())
+
+
+# -- the Java objects behind PyFlink's wrappers ---------------------------------------------------
+
+
+def java_env(env: Any) -> Any:
+    """The Java ``StreamExecutionEnvironment`` of a PyFlink one."""
+    return require(env, "_j_stream_execution_environment")
+
+
+def java_stream(stream: Any) -> Any:
+    """The Java ``DataStream`` of a PyFlink one."""
+    return require(stream, "_j_data_stream")
+
+
+def java_job_client(job_client: Any) -> Any:
+    """The Java ``JobClient`` of a PyFlink one (PyFlink 2.2.1's savepoint calls are broken)."""
+    return require(job_client, "_j_job_client")
+
+
+def env_config(env: Any) -> Any:
+    """The environment's Java ``Configuration`` (live: ``setString`` changes the environment's)."""
+    j_env = java_env(env)
+    return jvm().org.apache.flink.python.util.PythonConfigUtil.getEnvironmentConfig(j_env)
+
+
+def set_source_deserializer(builder: Any, j_deserializer: Any) -> None:
+    """``KafkaSourceBuilder.setDeserializer`` with a Java ``KafkaRecordDeserializationSchema``
+    (PyFlink's builder only takes its own value-only schemas)."""
+    require(builder, "_j_builder").setDeserializer(j_deserializer)
+
+
+def build_sink(builder: Any, j_serializer: Any) -> Any:
+    """A ``KafkaSink`` from a ``KafkaSinkBuilder`` with a Java ``KafkaRecordSerializationSchema``."""
+    from pyflink.datastream.connectors.kafka import KafkaSink
+
+    j_builder = require(builder, "_j_builder")
+    j_builder.setRecordSerializer(j_serializer)
+    return KafkaSink(j_builder.build())
+
+
+def keyed_stream(stream: Any, j_selector: Any, key_type: Any, value_type: Any) -> Any:
+    """A PyFlink ``KeyedStream`` of ``stream`` keyed in Java by ``j_selector``.
+
+    PyFlink's keyed Python operators read the key from field 0 of ``Row(key, value)`` and hand
+    ``value`` (of ``value_type``) to the user function; ``key_type`` is the key's type info.
+    """
+    from pyflink.common import Types
+    from pyflink.datastream.data_stream import KeyedStream
+
+    j_keyed = java_stream(stream).keyBy(j_selector, Types.ROW([key_type]).get_java_type_info())
+    return KeyedStream(j_keyed, value_type, stream)
+
+
+# -- job-graph generation -------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _get_field_value() -> Callable[[Any, str], Any]:
+    return require(_module("pyflink.util.java_utils"), "get_field_value")  # type: ignore[no-any-return]
+
+
+def transformations(j_env: Any) -> List[Any]:
+    """The transformations registered on a Java ``StreamExecutionEnvironment`` (its private
+    ``transformations`` field, read the way PyFlink reads it)."""
+    return list(_get_field_value()(j_env, "transformations").toArray())
+
+
+def prepare_python_operators(j_env: Any) -> None:
+    """What PyFlink's ``_generate_stream_graph`` does before building the graph: configure the
+    Python operators, fuse consecutive ones, set custom partitioners' partition counts."""
+    j = jvm()
+    util = j.org.apache.flink.python.util.PythonConfigUtil
+    util.configPythonOperator(j_env)
+    j.org.apache.flink.python.chain.PythonOperatorChainingOptimizer.apply(j_env)
+    util.setPartitionCustomOperatorNumPartitions(_get_field_value()(j_env, "transformations"))
+
+
+@functools.lru_cache(maxsize=None)
+def _check_generate_stream_graph() -> None:
+    from pyflink.datastream import StreamExecutionEnvironment
+
+    require(StreamExecutionEnvironment, "_generate_stream_graph")
+
+
+def replace_stream_graph(env: Any, generate: Callable[[bool, Optional[str]], Any]) -> None:
+    """Make ``env.execute`` / ``execute_async`` / ``get_execution_plan`` build their stream graph
+    with ``generate(clear_transformations, job_name)`` (all three call the private
+    ``_generate_stream_graph``; the replacement is this environment's alone)."""
+    _check_generate_stream_graph()
+
+    def _generate_stream_graph(clear_transformations: bool = False, job_name: Optional[str] = None) -> Any:
+        return generate(clear_transformations, job_name)
+
+    env._generate_stream_graph = _generate_stream_graph
+
+
+# -- state ----------------------------------------------------------------------------------------
+
+_EMBEDDED_STATE = "pyflink.fn_execution.datastream.embedded.state_impl"
+_CONVERTERS = "pyflink.fn_execution.embedded.converters"
+
+
+@functools.lru_cache(maxsize=None)
+def _embedded_state_api() -> Tuple[Any, Any, Any]:
+    """(embedded ``StateImpl``, ``ArrayDataConverter``, ``IdentityDataConverter``)."""
+    converters = _module(_CONVERTERS)
+    return (
+        require(_module(_EMBEDDED_STATE), "StateImpl"),
+        require(converters, "ArrayDataConverter"),
+        require(converters, "IdentityDataConverter"),
+    )
+
+
+def bytes_state_as_bytes(state: Any) -> None:
+    """Make a thread-mode ``byte[]`` state hand out ``bytes``.
+
+    Thread mode (pemja) converts ``byte[]`` state with an ``ArrayDataConverter``: a tuple of ints
+    per value, and ``value()`` of an empty state raises ``TypeError`` (PyFlink 2.2.1). pemja
+    already maps ``byte[]`` <-> ``bytes``, so the identity converter is put in its place. Process
+    mode states (no converter) are left alone; the embedded state module is loaded only in
+    thread-mode workers, so its absence means ``state`` is not one of its states.
+    """
+    if _EMBEDDED_STATE not in sys.modules:
+        return
+    state_impl, array_converter, identity_converter = _embedded_state_api()
+    if not isinstance(state, state_impl):
+        return
+    if isinstance(require(state, "_value_converter"), array_converter):
+        state._value_converter = identity_converter()
+
+
+# -- type information -----------------------------------------------------------------------------
+
+
+def type_info_children(type_info: Any) -> List[Tuple[str, Any]]:
+    """The ``(label, type info)`` components of a composite PyFlink ``TypeInformation``: row and
+    tuple fields (by name, else index), array / list elements, map keys and values, the wrapped
+    type of an ``ExternalTypeInfo``. Empty for other types."""
+    from pyflink.common import typeinfo as t
+
+    children: List[Tuple[str, Any]] = []
+    if isinstance(type_info, t.RowTypeInfo):
+        fields = type_info.get_field_types()
+        # get_field_names() asks the JVM when the names were not given; the labels need no JVM
+        names = require(type_info, "_field_names") or [str(i) for i in range(len(fields))]
+        children = list(zip(names, fields, strict=False))  # as PyFlink pairs them: by position
+    elif isinstance(type_info, t.TupleTypeInfo):
+        children = [(str(i), f) for i, f in enumerate(type_info.get_field_types())]
+    elif isinstance(type_info, (t.PrimitiveArrayTypeInfo, t.BasicArrayTypeInfo, t.ObjectArrayTypeInfo)):
+        children = [("element", require(type_info, "_element_type"))]
+    elif isinstance(type_info, t.ListTypeInfo):
+        children = [("element", require(type_info, "elem_type"))]
+    elif isinstance(type_info, t.MapTypeInfo):
+        children = [("key", require(type_info, "_key_type_info")), ("value", require(type_info, "_value_type_info"))]
+    elif isinstance(type_info, t.ExternalTypeInfo):
+        children = [("value", require(type_info, "_type_info"))]
+    return [(label, child) for label, child in children if isinstance(child, t.TypeInformation)]

@@ -9,5 +9,8 @@ profile=release
 flags=(); [[ $profile == release ]] && flags+=(--release)
 cargo build -q "${flags[@]}" --manifest-path rust/Cargo.toml
 suffix=$(python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-cp "rust/target/$profile/lib_serdes_native.so" "serdes/_serdes_native$suffix"
+# copy then rename: a process that has the old build loaded keeps its (unlinked) file, where
+# overwriting it in place would crash that process
+cp "rust/target/$profile/lib_serdes_native.so" "serdes/.native.tmp$suffix"
+mv -f "serdes/.native.tmp$suffix" "serdes/_serdes_native$suffix"
 python -c 'import serdes._native as n; print("serdes native extension:", n.implementation())'

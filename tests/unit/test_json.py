@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 
 import serdes
 from serdes.json import JSONDeserializer, JSONSerializer, compile_validator
+from serdes._serde import EncodeStep
 
 from tests.support.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA, STANDARD_DOC, STANDARD_SCHEMA
 
@@ -576,10 +577,11 @@ def test_clear_cache_and_array_path(registry):
     de = JSONDeserializer(None, schema_registry_client=registry)
     data = ser(COMPLEX_DOC, ctx())
     de(data, ctx())
-    assert ser._inline and de._inline
+    # the declared steps of the fast-path hook (serdes._serde.EncodeStep / ParseStep)
+    assert isinstance(ser._value_encoders[ctx().topic], EncodeStep) and de._steps
     ser.clear_cache()
     de.clear_cache()
-    assert not ser._inline and not ser._encoders and not de._inline and not de._decoders
+    assert not ser._value_encoders and not ser._encoders and not de._steps and not de._decoders
     assert ser(COMPLEX_DOC, ctx()) == data and de(data, ctx()) == COMPLEX_DOC
     bad = copy.deepcopy(COMPLEX_DOC)
     bad["lines"][2]["price"]["currency"] = "CHF"

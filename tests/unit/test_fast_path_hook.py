@@ -1,0 +1,139 @@
+"""The one fast-path hook of serdes._serde: formats declare ParseStep / EncodeStep, the shared
+``__call__`` runs them, and a failing step hands the record to its fallback (the typed error)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import pkgutil
+import uuid
+from typing import Any, Iterator
+
+import orjson
+import pytest
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.serialization import MessageField, SerializationContext
+from serdes_test import dbz_accounts_pb2, order_pb2
+
+import serdes
+from serdes import CorruptPayloadError, TruncatedFrameError, ValidationError
+from serdes._serde import EncodeStep, FastDeserializer, FastSerializer, ParseStep
+from serdes.json import JSONDeserializer, JSONSerializer
+from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError
+
+CTX = SerializationContext("hook", MessageField.VALUE)
+SCHEMA = json.dumps({
+    "type": "object",
+    "properties": {"id": {"type": "integer"}, "name": {"type": "string"}, "score": {"type": "number"}},
+    "required": ["id"],
+})
+
+
+@pytest.fixture
+def registry() -> SchemaRegistryClient:
+    return SchemaRegistryClient.new_client({"url": f"mock://hook-{uuid.uuid4().hex}"})
+
+
+def _serde_classes() -> Iterator[type]:
+    skip = ("serdes.flink", "serdes.demo", "serdes.testing")
+    for info in pkgutil.walk_packages(serdes.__path__, "serdes."):
+        if info.name.startswith(skip) or info.name.endswith("__main__"):
+            continue
+        mod = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(mod, inspect.isclass):
+            if issubclass(cls, (FastDeserializer, FastSerializer)) and cls.__module__ == mod.__name__:
+                yield cls
+
+
+def test_no_format_overrides_the_shared_call() -> None:
+    classes = list(_serde_classes())
+    names = {c.__name__ for c in classes}
+    assert {"AvroDeserializer", "JSONDeserializer", "JSONSerializer", "ProtobufDeserializer", "ProtobufSerializer"} <= names
+    for cls in classes:
+        own = [k for k in cls.__mro__ if "__call__" in k.__dict__][0]
+        assert own in (FastDeserializer, FastSerializer), f"{cls.__name__}.__call__ is {own.__name__}'s"
+
+
+def test_json_declares_steps_and_they_decode(registry: SchemaRegistryClient) -> None:
+    ser = JSONSerializer(SCHEMA, registry)
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    data = ser({"id": 1, "name": "a"}, CTX)
+    assert isinstance(ser._value_encoders[CTX.topic], EncodeStep)
+    assert de(data, CTX) == {"id": 1, "name": "a"}
+    (step,) = de._steps.values()
+    assert isinstance(step, ParseStep) and step.parse is orjson.loads
+    assert de(data, CTX) == {"id": 1, "name": "a"}  # the step's own path
+
+
+def test_json_failing_steps_raise_the_fallbacks_typed_errors(registry: SchemaRegistryClient) -> None:
+    ser = JSONSerializer(SCHEMA, registry)
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    data = ser({"id": 1}, CTX)
+    de(data, CTX)
+    with pytest.raises(ValidationError):
+        ser({"id": "x"}, CTX)  # the step's validate refuses, the fallback says why
+    with pytest.raises(ValidationError, match="NaN"):
+        ser({"id": 1, "other": float("nan")}, CTX)  # caught by the step's null_check -> fallback
+    with pytest.raises(CorruptPayloadError, match="not valid JSON"):
+        de(data[:5] + b"{not json", CTX)
+    with pytest.raises(ValidationError):
+        de(data[:5] + b'{"id": "x"}', CTX)
+
+
+def test_json_from_dict_errors_are_payload_errors_on_the_step(registry: SchemaRegistryClient) -> None:
+    calls: list[Any] = []
+
+    def from_dict(d: Any, ctx: Any) -> Any:
+        calls.append(d)
+        if d["id"] < 0:
+            raise ValueError("negative id")
+        return ("obj", d["id"])
+
+    ser = JSONSerializer(SCHEMA, registry)
+    de = JSONDeserializer(None, from_dict=from_dict, schema_registry_client=registry)
+    assert de(ser({"id": 3}, CTX), CTX) == ("obj", 3)
+    assert de(ser({"id": 4}, CTX), CTX) == ("obj", 4)
+    calls.clear()
+    with pytest.raises(CorruptPayloadError, match="negative id"):
+        de(ser({"id": -1}, CTX), CTX)
+    assert len(calls) == 1  # convert never runs twice for one record
+
+
+def _order() -> order_pb2.Order:
+    m = order_pb2.Order(id=7, customer="c", amount=1.5)
+    m.address.city = "Paris"
+    return m
+
+
+def test_protobuf_declares_steps_and_they_decode(registry: SchemaRegistryClient) -> None:
+    ser = ProtobufSerializer(order_pb2.Order, registry, {"use.deprecated.format": False})
+    de = ProtobufDeserializer(order_pb2.Order, {"use.deprecated.format": False}, registry)
+    data = ser(_order(), CTX)
+    assert isinstance(ser._value_encoders[CTX.topic], EncodeStep)
+    assert de(data, CTX) == _order()
+    (head,) = de._steps
+    assert head == data[:6] and head[5] == 0  # magic 0, id, index array [0]
+    assert de(data, CTX) == _order()
+    with pytest.raises(CorruptPayloadError, match="does not parse"):
+        de(data[:6] + b"\xff\xff\xff", CTX)
+    with pytest.raises(TruncatedFrameError):
+        de(data[:5], CTX)
+    with pytest.raises(WrongMessageTypeError):
+        ser(dbz_accounts_pb2.Key(), CTX)
+
+
+def test_protobuf_dict_output_and_non_root_messages_use_the_fallback(registry: SchemaRegistryClient) -> None:
+    ser = ProtobufSerializer(dbz_accounts_pb2.Value, registry, {"use.deprecated.format": False})
+    de = ProtobufDeserializer(None, {"use.deprecated.format": False}, registry, output="dict")
+    data = ser(dbz_accounts_pb2.Value(id=2, owner="o", balance=3), CTX)
+    assert data[5] != 0  # message index [1]: not the root message, so no step covers it
+    for _ in range(2):
+        assert de(data, CTX) == {"id": 2, "owner": "o", "balance": 3}
+    assert data[:6] not in de._steps
+    root = ProtobufSerializer(order_pb2.Order, registry, {"use.deprecated.format": False})
+    framed = root(_order(), SerializationContext("hook-root", MessageField.VALUE))
+    for _ in range(2):  # the root message: the step, its convert the dict conversion
+        out = de(framed, CTX)
+        assert out["customer"] == "c" and out["address"]["city"] == "Paris"
+    assert framed[:6] in de._steps

@@ -9,6 +9,7 @@ the batch and returns undecodable records with their typed error instead of rais
 """
 
 from ._errors import (
+    BatchError,
     ConfluentAPIError,
     CorruptPayloadError,
     FramingError,
@@ -39,6 +40,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SerdesError",
+    "BatchError",
     "FramingError",
     "InvalidMagicByteError",
     "TruncatedFrameError",

@@ -33,11 +33,23 @@ a few C-level callables (parse, validate, convert / validate, dumps) that the sh
 runs itself, so a cache hit costs no Python frame of serdes' beyond the user's one call; a step
 that does not succeed (bad bytes, an invalid value, any exception) hands the record to its
 ``fallback`` -- the full decoder / encoder, which re-does the work and raises the typed error. No
-format overrides ``__call__``; the native dispatcher (serdes/_native.py) runs the same steps.
+format overrides ``__call__``.
+
+**Dispatch.** ``__call__`` is ``property(attrgetter("_dispatch"))``: the instance's ``_dispatch``
+is chosen once, at construction (:func:`serdes._native.active`). With the native extension it is a
+``Dispatcher`` / ``EncodeDispatcher`` (rust/src/dispatch.rs) that reads the frame, looks the
+cache up and runs the entry -- a step or a callable -- natively, so the user's call goes from the
+interpreter straight into Rust; it calls back into Python only for what it does not handle
+(``_decode_any`` / ``_encode_any``: misses, headers, GUIDs, subject-keyed readers, rules). In
+pure Python it is the bound ``_call_py``, the reference implementation of the same path. Both
+read and fill the same cache dicts. ``deserialize_batch`` / ``serialize_batch`` run a whole batch
+in one native call (or one Python loop), every record attempted, failures reported by position
+(:class:`~serdes.BatchError`).
 """
 
 from __future__ import annotations
 
+import operator
 import threading
 from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Type, Union, cast
 
@@ -51,7 +63,9 @@ from confluent_kafka.schema_registry import (
 from confluent_kafka.schema_registry.common.serde import SchemaId
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from . import _native
 from ._errors import (
+    BatchError,
     CorruptPayloadError,
     FramingError,
     InvalidMagicByteError,
@@ -200,9 +214,7 @@ class FastDeserializer:
         self._decoders = {}
         self._header_decoders = {}
         self._steps = {}
-        # the bytes a step is keyed by: the 5-byte frame, and for Protobuf the index array [0]
-        self._step_tail = b"\x00" if self._protobuf else b""
-        self._step_head = 5 + len(self._step_tail)
+        self._init_dispatch()
         self._conf = conf = snapshot(self, self._confluent_kind)
         sid_deser = conf.schema_id_deserializer
         self._reads_headers = sid_deser is dual_schema_id_deserializer
@@ -210,6 +222,20 @@ class FastDeserializer:
         # With use.latest.version (and friends) the reader schema depends on the subject, i.e. on the
         # topic: the cache key then includes (topic, field).
         self._subject_keyed = conf.subject_keyed
+
+    def _init_dispatch(self) -> None:
+        native = _native.active()
+        dispatcher = getattr(native, "Dispatcher", None)
+        # the bytes a step is keyed by: the 5-byte frame, and for Protobuf the index array [0]
+        self._step_tail = b"\x00" if self._protobuf else b""
+        self._step_head = 5 + len(self._step_tail)
+        if dispatcher is not None:
+            d = dispatcher(self._steps, self._decoders, ParseStep, self._step_tail, self._decode_any, _payload_error)
+            self._dispatch: Callable[..., Any] = d
+            self._batch: Callable[..., Tuple[List[Any], List[Tuple[int, BaseException]]]] = d.batch
+        else:
+            self._dispatch = self._call_py
+            self._batch = self._batch_py
 
     # -- to implement -----------------------------------------------------------------------------
     def _build_decoder(
@@ -227,8 +253,13 @@ class FastDeserializer:
         raise NotImplementedError
 
     # -- hot path ---------------------------------------------------------------------------------
-    def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
-        """Decode one framed record (same call as confluent-kafka's deserializers)."""
+    #: ``deser(data, ctx=None)``: decode one framed record (same call as confluent-kafka's
+    #: deserializers). The instance's dispatcher (native, or :meth:`_call_py`), with no Python
+    #: frame in between.
+    __call__ = property(operator.attrgetter("_dispatch"), doc="Decode one framed record (same call as confluent-kafka's).")
+
+    def _call_py(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
+        """Decode one framed record: the pure-Python dispatcher (the native one does the same)."""
         # The common case first: magic 0 + 4-byte id, no headers, a schema seen before. Its cache
         # key is the 5 frame bytes (GUID keys are 17 bytes and subject-keyed ones tuples, so a hit
         # can only be a magic-0 frame whose payload starts at 5).
@@ -314,11 +345,24 @@ class FastDeserializer:
         return key, None, offset
 
     def deserialize_batch(
-        self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext] = None
+        self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext] = None, *, errors: str = "raise"
     ) -> List[Any]:
-        """Decode a list of framed records that share one context (topic, field, no per-record headers)."""
-        call = self.__call__
-        return [call(p, ctx) for p in payloads]
+        """Decode framed records that share one context (topic, field, headers): one result per
+        record, in order -- the values single calls return, in one crossing into native code.
+
+        Every record is attempted. ``errors="raise"`` (default): if any failed, raises
+        :class:`~serdes.BatchError` whose ``.errors`` lists ``(index, typed error)`` and whose
+        ``.values`` holds the results (``None`` where a record failed). ``errors="collect"``:
+        returns the results with each failed record's typed error in its place.
+        """
+        collect = _collect(errors)
+        values, failed = self._batch(payloads, ctx)
+        return _batch_result(values, failed, collect, "decode", ctx)
+
+    def _batch_py(
+        self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext]
+    ) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
+        return _run_batch(self._call_py, payloads, ctx)
 
     # -- slow path --------------------------------------------------------------------------------
     def _schema_ref(self, data: Any, ctx: Optional[SerializationContext]) -> Any:
@@ -474,7 +518,18 @@ class FastSerializer:
             else "header" if sid_ser is header_schema_id_serializer
             else "custom"
         )
-        # schemas confluent-kafka's first-record call resolved to write with, by id and GUID
+        native = _native.active()
+        dispatcher = getattr(native, "EncodeDispatcher", None)
+        if dispatcher is not None:
+            d = dispatcher(
+                self._value_encoders, self._key_encoders, _VALUE, _KEY, EncodeStep, self._encode_any, SerdesError,
+                _located,
+            )
+            self._dispatch: Callable[..., Optional[bytes]] = d
+            self._batch: Callable[..., Tuple[List[Any], List[Tuple[int, BaseException]]]] = d.batch
+        else:
+            self._dispatch = self._call_py
+            self._batch = self._batch_py
 
     # -- to implement -----------------------------------------------------------------------------
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> BuiltEncoder:  # pragma: no cover
@@ -491,8 +546,12 @@ class FastSerializer:
         raise NotImplementedError
 
     # -- hot path ---------------------------------------------------------------------------------
-    def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
-        """Encode one value with registry framing (same call as confluent-kafka's serializers)."""
+    #: ``ser(obj, ctx=None)``: encode one value with registry framing (same call as confluent-kafka's
+    #: serializers). The instance's dispatcher (native, or :meth:`_call_py`), no Python frame between.
+    __call__ = property(operator.attrgetter("_dispatch"), doc="Encode one value (same call as confluent-kafka's).")
+
+    def _call_py(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
+        """Encode one value: the pure-Python dispatcher (the native one does the same)."""
         if obj is None:
             return None
         if ctx is not None:
@@ -515,6 +574,12 @@ class FastSerializer:
                         return enc(obj, ctx)  # type: ignore[operator]
                     except SerdesError as e:
                         raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
+        return self._encode_any(obj, ctx)
+
+    def _encode_any(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
+        """Every case but a by-topic hit: other fields, no context, the first record of a subject."""
+        if obj is None:
+            return None
         key = (ctx.topic, ctx.field) if ctx is not None else None
         enc = self._encoders.get(key)
         if enc is None:
@@ -524,10 +589,20 @@ class FastSerializer:
         except SerdesError as e:
             raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
 
-    def serialize_batch(self, objs: Iterable[Any], ctx: Optional[SerializationContext] = None) -> List[Optional[bytes]]:
-        """Encode a list of values for one ``(topic, field)``."""
-        call = self.__call__
-        return [call(o, ctx) for o in objs]
+    def serialize_batch(
+        self, objs: Iterable[Any], ctx: Optional[SerializationContext] = None, *, errors: str = "raise"
+    ) -> List[Any]:
+        """Encode values for one ``(topic, field)``: one frame per value, in order (``None`` for
+        ``None``), in one crossing into native code. Failures as :meth:`FastDeserializer.deserialize_batch`
+        (``errors="raise"``: :class:`~serdes.BatchError`; ``"collect"``: the typed error in place)."""
+        collect = _collect(errors)
+        values, failed = self._batch(objs, ctx)
+        return _batch_result(values, failed, collect, "encode", ctx)
+
+    def _batch_py(
+        self, objs: Iterable[Any], ctx: Optional[SerializationContext]
+    ) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
+        return _run_batch(self._call_py, objs, ctx)
 
     # -- slow path --------------------------------------------------------------------------------
     # The first record of a (topic, field) resolves the schema id here, from the subject and the
@@ -697,6 +772,50 @@ class FastSerializer:
         self._encoders.clear()
         self._value_encoders.clear()
         self._key_encoders.clear()
+
+
+_BATCH_ERRORS = ("raise", "collect")
+
+
+def _collect(errors: str) -> bool:
+    if errors not in _BATCH_ERRORS:
+        raise ValueError(f"errors must be one of {_BATCH_ERRORS}, not {errors!r}")
+    return errors == "collect"
+
+
+def _run_batch(
+    call: Callable[[Any, Optional[SerializationContext]], Any], items: Iterable[Any], ctx: Optional[SerializationContext]
+) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
+    """The pure-Python batch loop (the native ``batch`` does the same): every item attempted."""
+    values: List[Any] = []
+    failed: List[Tuple[int, BaseException]] = []
+    append = values.append
+    for i, item in enumerate(items):
+        try:
+            append(call(item, ctx))
+        except Exception as e:  # a record's failure, reported by position; BaseException passes
+            append(None)
+            failed.append((i, e))
+    return values, failed
+
+
+def _batch_result(
+    values: List[Any], failed: List[Tuple[int, BaseException]], collect: bool, verb: str,
+    ctx: Optional[SerializationContext],
+) -> List[Any]:
+    if not failed:
+        return values
+    if collect:
+        for i, e in failed:
+            values[i] = e
+        return values
+    first_i, first = failed[0]
+    why = first.reason if isinstance(first, SerdesError) else str(first)
+    raise BatchError(
+        f"{len(failed)} of {len(values)} records failed to {verb}; the first, at index {first_i}: "
+        f"{type(first).__name__}: {why}",
+        RecordLocation.from_ctx(ctx), None, failed, values,
+    ) from first
 
 
 def _located(e: SerdesError, ctx: Optional[SerializationContext]) -> SerdesError:

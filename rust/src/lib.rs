@@ -2,6 +2,8 @@
 //! back to the pure-Python implementation when this module is not built (or SERDES_PURE_PYTHON=1).
 use pyo3::prelude::*;
 
+mod dispatch;
+
 /// The version of the crate, checked by `serdes/_native.py` against the Python package's.
 #[pyfunction]
 fn abi_version() -> u32 {
@@ -11,5 +13,6 @@ fn abi_version() -> u32 {
 #[pymodule]
 fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;
+    dispatch::register(m)?;
     Ok(())
 }

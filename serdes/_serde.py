@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import operator
 import threading
-from typing import Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Type, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Type, Union, cast
 
 from confluent_kafka.schema_registry import (
     Schema,
@@ -256,7 +256,11 @@ class FastDeserializer:
     #: ``deser(data, ctx=None)``: decode one framed record (same call as confluent-kafka's
     #: deserializers). The instance's dispatcher (native, or :meth:`_call_py`), with no Python
     #: frame in between.
-    __call__ = property(operator.attrgetter("_dispatch"), doc="Decode one framed record (same call as confluent-kafka's).")
+    if TYPE_CHECKING:  # what the property resolves to, for type checkers
+
+        def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any: ...
+    else:
+        __call__ = property(operator.attrgetter("_dispatch"), doc="Decode one framed record (as confluent-kafka's).")
 
     def _call_py(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
         """Decode one framed record: the pure-Python dispatcher (the native one does the same)."""
@@ -454,6 +458,26 @@ class FastDeserializer:
             return self._delegate_decoder()
         return self._build_decoder(writer, reader, frame, ctx)
 
+    def _step_registrar(self, frame: Frame) -> Optional[Callable[[bytes, ParseStep], None]]:
+        """For a decoder that learns further frame heads of its schema while it runs (Protobuf:
+        the message-index arrays other than ``[0]``): ``register(index_bytes, step)`` caches a
+        step under the 5 frame bytes + ``index_bytes``; ``None`` where steps do not apply (header
+        framing, GUIDs, subject-keyed readers, a custom schema.id.deserializer). The native
+        dispatcher reads the whole index array of a frame, so it finds those steps; the pure
+        path looks up the root head only and lets the decoder's own per-path cache do the rest."""
+        if (
+            self._subject_keyed or self._custom_id_deserializer or frame.offset == 0
+            or not isinstance(frame.schema_id, int)
+        ):
+            return None
+        steps = self._steps
+        head = bytes((MAGIC_ID,)) + frame.schema_id.to_bytes(4, "big")
+
+        def register(index_bytes: bytes, step: ParseStep) -> None:
+            steps[head + index_bytes] = step
+
+        return register
+
     def _store(self, key: Any, header_value: Any, built: Built) -> Decoder:
         """Cache what ``_build_decoder`` returned; the plain decoder for this record. A step is kept
         for the fast path only where its key is a frame head (magic 0 + id, no header, not
@@ -548,7 +572,11 @@ class FastSerializer:
     # -- hot path ---------------------------------------------------------------------------------
     #: ``ser(obj, ctx=None)``: encode one value with registry framing (same call as confluent-kafka's
     #: serializers). The instance's dispatcher (native, or :meth:`_call_py`), no Python frame between.
-    __call__ = property(operator.attrgetter("_dispatch"), doc="Encode one value (same call as confluent-kafka's).")
+    if TYPE_CHECKING:  # what the property resolves to, for type checkers
+
+        def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]: ...
+    else:
+        __call__ = property(operator.attrgetter("_dispatch"), doc="Encode one value (as confluent-kafka's).")
 
     def _call_py(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
         """Encode one value: the pure-Python dispatcher (the native one does the same)."""

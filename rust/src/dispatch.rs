@@ -53,6 +53,37 @@ fn is_exception(py: Python<'_>, e: &PyErr) -> bool {
     e.is_instance_of::<PyException>(py)
 }
 
+/// Most message indexes a frame head may carry for the native lookup (deeper nesting is rare and
+/// takes the Python path, which bounds it itself).
+const MAX_INDEXES: i64 = 16;
+
+/// One zigzag varint at `pos`: `(value, next pos)`, or `None` if truncated or over 10 bytes.
+fn zigzag(b: &[u8], mut pos: usize) -> Option<(i64, usize)> {
+    let mut v: u64 = 0;
+    for shift in (0..70).step_by(7) {
+        let byte = *b.get(pos)?;
+        pos += 1;
+        v |= u64::from(byte & 0x7f) << shift;
+        if byte & 0x80 == 0 {
+            return Some((((v >> 1) as i64) ^ -((v & 1) as i64), pos));
+        }
+    }
+    None
+}
+
+/// Where the payload starts in a Protobuf frame: after the 5-byte frame head and the
+/// message-index array (count, then that many indexes; a count of 0 means `[0]`).
+fn protobuf_head(b: &[u8]) -> Option<usize> {
+    let (count, mut pos) = zigzag(b, ID_FRAME)?;
+    if !(0..=MAX_INDEXES).contains(&count) {
+        return None;
+    }
+    for _ in 0..count {
+        pos = zigzag(b, pos)?.1;
+    }
+    Some(pos)
+}
+
 fn ctx_or_none<'py>(py: Python<'py>, ctx: &Option<Bound<'py, PyAny>>) -> Bound<'py, PyAny> {
     match ctx {
         Some(c) => c.clone(),
@@ -69,8 +100,8 @@ pub struct Dispatcher {
     decoders: Py<PyDict>,
     /// `serdes._serde.ParseStep`
     step_type: Py<PyAny>,
-    /// the bytes after the 5-byte frame a step's key includes (Protobuf: the index array [0])
-    step_tail: Vec<u8>,
+    /// Protobuf frames: a step's key is the 5-byte frame plus the message-index array
+    protobuf: bool,
     /// the serde's `_decode_any(data, ctx)`: every case this object does not handle
     slow: Py<PyAny>,
     /// `serdes._serde._payload_error(e, data, ctx, schema_id) -> SerdesError`
@@ -133,11 +164,15 @@ impl Dispatcher {
             return Ok(None);
         }
         let schema_id = u32::from_be_bytes([b[1], b[2], b[3], b[4]]);
-        let head = ID_FRAME + self.step_tail.len();
         let mut entry = None;
+        let mut head = ID_FRAME;
         let steps = self.steps.bind(py);
-        if !steps.is_empty() && b.len() >= head && b[ID_FRAME..head] == self.step_tail[..] {
-            entry = steps.get_item(PyBytes::new(py, &b[..head]))?;
+        if !steps.is_empty() {
+            let step_head = if self.protobuf { protobuf_head(b) } else { Some(ID_FRAME) };
+            if let Some(h) = step_head {
+                entry = steps.get_item(PyBytes::new(py, &b[..h]))?;
+                head = h;
+            }
         }
         if entry.is_none() {
             entry = self.decoders.bind(py).get_item(PyBytes::new(py, &b[..ID_FRAME]))?;
@@ -210,7 +245,7 @@ impl Dispatcher {
         slow: Py<PyAny>,
         payload_error: Py<PyAny>,
     ) -> Self {
-        Dispatcher { steps, decoders, step_type, step_tail, slow, payload_error }
+        Dispatcher { steps, decoders, step_type, protobuf: !step_tail.is_empty(), slow, payload_error }
     }
 
     // The cached decoders and the slow path reference the serde that owns this object: let the

@@ -269,6 +269,13 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
         root_cls = cls_of((0,))
         root_parse = finish(root_cls)
+        register = self._step_registrar(frame)
+
+        def step_of(cls: Any) -> ParseStep:
+            conv = converter(cls)
+            convert = None if conv is None else (lambda msg, ctx: conv(msg))
+            return ParseStep(cls.FromString, None, convert, decode)
+
         parsers: Dict[Tuple[int, ...], Callable[[bytes], Any]] = {(0,): root_parse}
 
         # Non-root paths: a dict keyed by the raw index bytes, assuming one byte per index (count
@@ -283,7 +290,10 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
             if parse is None:
                 parse = parsers[key] = finish(cls_of(key))
             if pos == offset + 1 + len(indexes):
-                by_bytes[bytes(data[offset:pos])] = parse
+                index_bytes = bytes(data[offset:pos])
+                by_bytes[index_bytes] = parse
+                if register is not None:  # the native dispatcher's fast path for this message too
+                    register(index_bytes, step_of(cls_of(key)))
             try:
                 return parse(data[pos:])
             except DecodeError as e:
@@ -311,6 +321,4 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                     raise corrupt(e, data, "", ctx) from e
             return decode_indexed(data, offset, ctx)
 
-        root_conv = converter(root_cls)
-        convert = None if root_conv is None else (lambda msg, ctx: root_conv(msg))
-        return ParseStep(root_cls.FromString, None, convert, decode)
+        return step_of(root_cls)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import inspect
 import json
@@ -17,10 +18,14 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from serdes_test import dbz_accounts_pb2, order_pb2
 
 import serdes
+from serdes import _native
 from serdes import CorruptPayloadError, TruncatedFrameError, ValidationError
 from serdes._serde import EncodeStep, FastDeserializer, FastSerializer, ParseStep
 from serdes.json import JSONDeserializer, JSONSerializer
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError
+
+# every test here runs on the native dispatcher and on the pure-Python one (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
 
 CTX = SerializationContext("hook", MessageField.VALUE)
 SCHEMA = json.dumps({
@@ -137,3 +142,59 @@ def test_protobuf_dict_output_and_non_root_messages_use_the_fallback(registry: S
         out = de(framed, CTX)
         assert out["customer"] == "c" and out["address"]["city"] == "Paris"
     assert framed[:6] in de._steps
+
+
+def test_the_dispatcher_is_the_implementation_asked_for(implementation: str, registry: SchemaRegistryClient) -> None:
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    ser = JSONSerializer(SCHEMA, registry)
+    for serde in (de, ser):
+        native = type(serde._dispatch).__module__ == "serdes._serdes_native"
+        assert native is (implementation == "native")
+        assert serde.__call__ is serde._dispatch  # the user's call is the dispatcher's, no frame between
+
+
+def test_protobuf_non_root_messages_get_a_step_natively(implementation: str, registry: SchemaRegistryClient) -> None:
+    ser = ProtobufSerializer(dbz_accounts_pb2.Value, registry, {"use.deprecated.format": False})
+    de = ProtobufDeserializer(dbz_accounts_pb2.Value, {"use.deprecated.format": False}, registry)
+    data = ser(dbz_accounts_pb2.Value(id=2, owner="o"), CTX)
+    assert data[5:7] == b"\x02\x02"  # message indexes [1]
+    for _ in range(2):
+        assert de(data, CTX) == dbz_accounts_pb2.Value(id=2, owner="o")
+    assert data[:7] in de._steps  # registered by the decoder once the index path was checked
+    with pytest.raises(CorruptPayloadError, match=r"message indexes|does not parse"):
+        de(data[:7] + b"\xff\xff", CTX)
+    with pytest.raises(CorruptPayloadError):
+        de(data[:5] + b"\x02\x7e" + data[7:], CTX)  # an index the writer schema does not have
+
+
+def test_native_and_pure_answer_alike_on_garbage(registry: SchemaRegistryClient) -> None:
+    """The same values and the same typed errors (class and message) from both dispatchers."""
+    import random
+
+    ser = JSONSerializer(SCHEMA, registry)
+    pser = ProtobufSerializer(order_pb2.Order, registry, {"use.deprecated.format": False})
+    jframe = ser({"id": 1}, CTX)
+    pframe = pser(_order(), SerializationContext("hook-pb", MessageField.VALUE))
+    built = {}
+    for impl in ("native", "pure"):
+        ctxm = _native.forced_pure() if impl == "pure" else contextlib.nullcontext()
+        with ctxm:
+            built[impl] = (
+                JSONDeserializer(None, schema_registry_client=registry),
+                ProtobufDeserializer(order_pb2.Order, {"use.deprecated.format": False}, registry),
+            )
+    rnd = random.Random(12)
+    cases = [jframe, pframe, b"", b"\x00", b"\x07abc", jframe[:5], pframe[:6]]
+    for _ in range(300):
+        base = rnd.choice([jframe, pframe])
+        cut = rnd.randrange(len(base) + 1)
+        cases.append(base[:cut] + bytes(rnd.randrange(256) for _ in range(rnd.randrange(8))))
+    for data in cases:
+        for i in (0, 1):
+            answers = []
+            for impl in ("native", "pure"):
+                try:
+                    answers.append(("ok", built[impl][i](data, CTX)))
+                except Exception as e:  # compared below: same class, same message
+                    answers.append((type(e).__name__, str(e)))
+            assert answers[0] == answers[1], (data, answers)

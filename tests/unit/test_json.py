@@ -29,6 +29,9 @@ from serdes._serde import EncodeStep
 
 from tests.support.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA, STANDARD_DOC, STANDARD_SCHEMA
 
+# the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
+
 STANDARD = json.dumps(STANDARD_SCHEMA)
 COMPLEX = json.dumps(COMPLEX_SCHEMA)
 DOCS = [pytest.param(STANDARD, STANDARD_DOC, id="standard"), pytest.param(COMPLEX, COMPLEX_DOC, id="complex")]

@@ -32,6 +32,9 @@ from hypothesis import strategies as st
 import serdes
 from serdes.avro import AvroSerializer
 
+# the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
+
 FIELDS = [
     {"name": "n", "type": ["null", "int"]},
     {"name": "ns", "type": ["null", "string"], "default": None},

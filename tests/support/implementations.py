@@ -5,8 +5,8 @@ that builds its serdes inside the fixture runs on the native dispatcher (``"nati
 pure-Python reference (``"pure"``, built under :func:`serdes._native.forced_pure`). Use it with
 ``pytestmark = pytest.mark.usefixtures("implementation")`` for a whole module, or as an argument.
 
-The native leg skips when the extension is not built here (a checkout without a Rust toolchain);
-CI builds it (``.ci/run`` runs the suite with the extension and again with SERDES_PURE_PYTHON=1).
+The native leg skips when the extension is not active here (not built: a checkout without a Rust
+toolchain, or SERDES_PURE_PYTHON=1); CI's ``pip install -e .`` builds it, so both legs run there.
 """
 
 from __future__ import annotations

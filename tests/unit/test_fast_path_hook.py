@@ -198,3 +198,17 @@ def test_native_and_pure_answer_alike_on_garbage(registry: SchemaRegistryClient)
                 except Exception as e:  # compared below: same class, same message
                     answers.append((type(e).__name__, str(e)))
             assert answers[0] == answers[1], (data, answers)
+
+
+def test_serdes_are_collected_with_their_dispatcher(registry: SchemaRegistryClient) -> None:
+    """The dispatcher references its serde (slow path, cached closures): the cycle is collectable."""
+    import gc
+    import weakref
+
+    ser = JSONSerializer(SCHEMA, registry)
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    de(ser({"id": 1}, CTX), CTX)
+    refs = [weakref.ref(ser), weakref.ref(de)]
+    del ser, de
+    gc.collect()
+    assert [r() for r in refs] == [None, None]

@@ -9,5 +9,7 @@ profile=release
 flags=(); [[ $profile == release ]] && flags+=(--release)
 cargo build -q "${flags[@]}" --manifest-path rust/Cargo.toml
 suffix=$(python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
-cp "rust/target/$profile/lib_serdes_native.so" "serdes/_serdes_native$suffix"
+# copy then rename: overwriting the file in place crashes a running process that has it mapped
+cp "rust/target/$profile/lib_serdes_native.so" "serdes/.tmp_serdes_native$suffix"
+mv -f "serdes/.tmp_serdes_native$suffix" "serdes/_serdes_native$suffix"
 python -c 'import serdes._native as n; print("serdes native extension:", n.implementation())'

@@ -144,7 +144,15 @@ impl Dispatcher {
         }
     }
 
-    /// One record; `Ok(None)` means "not a hit: take the slow path".
+    /// True when `ctx` carries headers (a schema-id header may be among them: the Python path).
+    fn has_headers(py: Python<'_>, ctx: &Option<Bound<'_, PyAny>>) -> PyResult<bool> {
+        match ctx {
+            Some(c) if !c.is_none() => c.getattr(intern!(py, "headers"))?.is_truthy(),
+            _ => Ok(false),
+        }
+    }
+
+    /// One record whose context has no headers; `Ok(None)` means "not a hit: take the slow path".
     fn hit<'py>(
         &self,
         py: Python<'py>,
@@ -154,11 +162,6 @@ impl Dispatcher {
         let Ok(bytes) = data.cast_exact::<PyBytes>() else {
             return Ok(None); // None, bytearray, memoryview: the Python path copes
         };
-        if let Some(c) = ctx {
-            if !c.is_none() && c.getattr(intern!(py, "headers"))?.is_truthy()? {
-                return Ok(None);
-            }
-        }
         let b = bytes.as_bytes();
         if b.len() < ID_FRAME || b[0] != MAGIC_ID {
             return Ok(None);
@@ -221,16 +224,20 @@ impl Dispatcher {
         }
     }
 
+    /// One record; `headers`: whether `ctx` carries headers (checked once per call or batch).
     fn call_one<'py>(
         &self,
         py: Python<'py>,
         data: &Bound<'py, PyAny>,
         ctx: &Option<Bound<'py, PyAny>>,
+        headers: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        match self.hit(py, data, ctx)? {
-            Some(v) => Ok(v),
-            None => self.slow.bind(py).call1((data, ctx_or_none(py, ctx))),
+        if !headers {
+            if let Some(v) = self.hit(py, data, ctx)? {
+                return Ok(v);
+            }
         }
+        self.slow.bind(py).call1((data, ctx_or_none(py, ctx)))
     }
 }
 
@@ -267,7 +274,8 @@ impl Dispatcher {
         data: &Bound<'py, PyAny>,
         ctx: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        self.call_one(py, data, &ctx)
+        let headers = Self::has_headers(py, &ctx)?;
+        self.call_one(py, data, &ctx, headers)
     }
 
     /// Decode a list of records sharing `ctx`: `(values, [(index, error), ...])`. A record that
@@ -281,7 +289,8 @@ impl Dispatcher {
         payloads: &Bound<'py, PyAny>,
         ctx: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-        run_batch(py, payloads, |item| self.call_one(py, item, &ctx))
+        let headers = Self::has_headers(py, &ctx)?; // one context for the whole batch
+        run_batch(py, payloads, |item| self.call_one(py, item, &ctx, headers))
     }
 }
 
@@ -395,15 +404,39 @@ impl EncodeDispatcher {
             Some(c) if !c.is_none() => c,
             _ => return self.slow.bind(py).call1((obj, ctx_or_none(py, ctx))),
         };
+        match self.by_topic(py, c)? {
+            Some((by_topic, topic)) => self.call_cached(py, obj, c, &by_topic, &topic),
+            None => self.slow.bind(py).call1((obj, c)),
+        }
+    }
+
+    /// The per-field dict and the topic of a context, or `None` for a field other than key/value.
+    fn by_topic<'py>(
+        &self,
+        py: Python<'py>,
+        c: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<(Bound<'py, PyDict>, Bound<'py, PyAny>)>> {
         let field = c.getattr(intern!(py, "field"))?;
-        let by_topic = if field.is(self.value_field.bind(py)) {
+        let dict = if field.is(self.value_field.bind(py)) {
             self.value_encoders.bind(py)
         } else if field.is(self.key_field.bind(py)) {
             self.key_encoders.bind(py)
         } else {
-            return self.slow.bind(py).call1((obj, c));
+            return Ok(None);
         };
-        let entry = match by_topic.get_item(c.getattr(intern!(py, "topic"))?) {
+        Ok(Some((dict.clone(), c.getattr(intern!(py, "topic"))?)))
+    }
+
+    /// One non-`None` value with a key/value context.
+    fn call_cached<'py>(
+        &self,
+        py: Python<'py>,
+        obj: &Bound<'py, PyAny>,
+        c: &Bound<'py, PyAny>,
+        by_topic: &Bound<'py, PyDict>,
+        topic: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let entry = match by_topic.get_item(topic) {
             Ok(Some(e)) => e,
             Ok(None) => return self.slow.bind(py).call1((obj, c)),
             Err(e) if is_exception(py, &e) => return self.slow.bind(py).call1((obj, c)), // unhashable
@@ -479,7 +512,21 @@ impl EncodeDispatcher {
         objs: &Bound<'py, PyAny>,
         ctx: Option<Bound<'py, PyAny>>,
     ) -> PyResult<(Bound<'py, PyList>, Bound<'py, PyList>)> {
-        run_batch(py, objs, |item| self.call_one(py, item, &ctx))
+        // one context for the whole batch: its field and topic are read once
+        let c = match &ctx {
+            Some(c) if !c.is_none() => c.clone(),
+            _ => return run_batch(py, objs, |item| self.call_one(py, item, &ctx)),
+        };
+        match self.by_topic(py, &c)? {
+            Some((by_topic, topic)) => run_batch(py, objs, |item| {
+                if item.is_none() {
+                    Ok(py.None().into_bound(py))
+                } else {
+                    self.call_cached(py, item, &c, &by_topic, &topic)
+                }
+            }),
+            None => run_batch(py, objs, |item| self.call_one(py, item, &ctx)),
+        }
     }
 }
 

@@ -114,8 +114,9 @@ class ParseStep(NamedTuple):
         return fallback(data, 5, ctx)           # the full decoder: raises the typed error
 
     ``payload`` is the record after the frame: the 5 bytes of magic 0 + id, and for Protobuf the
-    message-index array ``[0]`` (one zero byte) -- Protobuf frames naming another message go to
-    ``fallback`` directly. An exception from ``convert`` (the user's code) is a
+    message-index array (``[0]`` is one zero byte; the step ``_build_decoder`` returns is the one
+    for ``[0]``, a decoder registers those of other messages with ``_step_registrar`` once it has
+    checked their index path). An exception from ``convert`` (the user's code) is a
     :class:`CorruptPayloadError` as from any decoder; ``convert`` never runs twice for a record.
     ``parse`` and ``validate`` must be free of side effects (a failing step is re-done by
     ``fallback``).
@@ -272,6 +273,10 @@ class FastDeserializer:
             if steps:
                 # a declared step (ParseStep): run here, no decoder frame in between
                 head = self._step_head
+                if head != 5 and len(data) > 5:
+                    # Protobuf: the key includes the message-index array; for the one-byte indexes
+                    # of every real schema its length is the count (zigzag, byte 5) + 1
+                    head = 6 + (data[5] >> 1)
                 step = steps.get(data[:head])
                 if step is not None:
                     parse, validate, convert, fallback = step
@@ -463,8 +468,8 @@ class FastDeserializer:
         the message-index arrays other than ``[0]``): ``register(index_bytes, step)`` caches a
         step under the 5 frame bytes + ``index_bytes``; ``None`` where steps do not apply (header
         framing, GUIDs, subject-keyed readers, a custom schema.id.deserializer). The native
-        dispatcher reads the whole index array of a frame, so it finds those steps; the pure
-        path looks up the root head only and lets the decoder's own per-path cache do the rest."""
+        dispatcher reads the whole index array of a frame to find those steps; the pure path
+        finds the one-byte-index ones (every real schema's) and leaves the rest to the decoder."""
         if (
             self._subject_keyed or self._custom_id_deserializer or frame.offset == 0
             or not isinstance(frame.schema_id, int)

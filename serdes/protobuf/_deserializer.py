@@ -13,7 +13,7 @@ Two modes:
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Union, cast
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as _ConfluentProtobufDeserializer
@@ -102,8 +102,9 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         conf, self._limits = split_limits_conf(conf)  # serdes.* keys (docs/security.md)
         # confluent-kafka's constructor insists on a message type: give it a placeholder in dynamic
         # mode (its conf checks, subject strategy and rule setup still run as usual).
+        placeholder: Any = empty_pb2.Empty
         super().__init__(
-            fixed_class if fixed_class is not None else empty_pb2.Empty,
+            fixed_class if fixed_class is not None else placeholder,
             conf,
             schema_registry_client,
             rule_conf,
@@ -113,7 +114,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         if self._dynamic:
             if schema_registry_client is None:
                 raise ValueError("dynamic decoding (message_type=None) needs schema_registry_client")
-            self._msg_class = None
+            self._msg_class = cast(Any, None)
         self._fixed_class = fixed_class
         self._output = output
         self._init_fast()

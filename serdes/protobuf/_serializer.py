@@ -40,6 +40,10 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
         super().__init__(*args, **kwargs)
         self._init_fast()
 
+    def _message_class(self) -> Any:
+        """The generated message class (confluent-kafka's ``_msg_class``, annotated as an instance)."""
+        return self._msg_class
+
     def _subject_record_name(self) -> Optional[str]:
         name: str = self._msg_class.DESCRIPTOR.full_name
         return name
@@ -52,13 +56,13 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
         # schema with them is a local value (confluent-kafka stores it on the instance)
         refs = registry_call(
             "registering or looking up the schema's references",
-            lambda: self._resolve_dependencies(ctx, self._msg_class.DESCRIPTOR.file),
+            lambda: self._resolve_dependencies(ctx, self._message_class().DESCRIPTOR.file),
             loc,
         )
         return Schema(self._schema.schema_str, self._schema.schema_type, refs)
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
-        if obj is not None and not isinstance(obj, self._msg_class):
+        if obj is not None and not isinstance(obj, self._message_class()):
             raise self._wrong_type(obj, ctx)
         written: Optional[bytes] = _ConfluentProtobufSerializer.__call__(self, obj, ctx)
         return written
@@ -75,7 +79,7 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
         # With use.latest.version / use.schema.id confluent-kafka still serializes the caller's
         # message as is (the registry schema only matters for rules, which are delegated), so the
         # payload is the same; only the prefix (id, indexes) comes from that schema.
-        msg_class = self._msg_class
+        msg_class = self._message_class()
         wrong_type = self._wrong_type
 
         def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:

@@ -153,7 +153,7 @@ def test_the_dispatcher_is_the_implementation_asked_for(implementation: str, reg
         assert serde.__call__ is serde._dispatch  # the user's call is the dispatcher's, no frame between
 
 
-def test_protobuf_non_root_messages_get_a_step_natively(implementation: str, registry: SchemaRegistryClient) -> None:
+def test_protobuf_non_root_messages_get_a_step(implementation: str, registry: SchemaRegistryClient) -> None:
     ser = ProtobufSerializer(dbz_accounts_pb2.Value, registry, {"use.deprecated.format": False})
     de = ProtobufDeserializer(dbz_accounts_pb2.Value, {"use.deprecated.format": False}, registry)
     data = ser(dbz_accounts_pb2.Value(id=2, owner="o"), CTX)

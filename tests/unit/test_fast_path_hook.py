@@ -9,7 +9,7 @@ import inspect
 import json
 import pkgutil
 import uuid
-from typing import Any, Iterator
+from typing import Any, Iterator, List
 
 import orjson
 import pytest
@@ -212,3 +212,37 @@ def test_serdes_are_collected_with_their_dispatcher(registry: SchemaRegistryClie
     del ser, de
     gc.collect()
     assert [r() for r in refs] == [None, None]
+
+
+def _python_frames(call: Any) -> List[str]:
+    """Names of the Python functions that ran during ``call()`` (C calls are not frames)."""
+    import sys
+
+    seen: List[str] = []
+
+    def prof(frame: Any, event: str, arg: Any) -> None:
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(prof)
+    try:
+        call()
+    finally:
+        sys.setprofile(None)
+    return [n for n in seen if n not in ("_python_frames", "<lambda>")]
+
+
+def test_a_cache_hit_runs_no_python_frame_of_serdes(implementation: str, registry: SchemaRegistryClient) -> None:
+    ser = JSONSerializer(SCHEMA, registry)
+    de = JSONDeserializer(None, schema_registry_client=registry)
+    pser = ProtobufSerializer(order_pb2.Order, registry, {"use.deprecated.format": False})
+    pde = ProtobufDeserializer(order_pb2.Order, {"use.deprecated.format": False}, registry)
+    pctx = SerializationContext("hook-frames", MessageField.VALUE)
+    data, pdata = ser({"id": 1}, CTX), pser(_order(), pctx)
+    de(data, CTX), pde(pdata, pctx)  # the misses
+    expected = [] if implementation == "native" else ["_call_py"]
+    assert _python_frames(lambda: de(data, CTX)) == expected
+    assert _python_frames(lambda: ser({"id": 2}, CTX)) == expected
+    assert _python_frames(lambda: pde(pdata, pctx)) == expected
+    msg = _order()
+    assert _python_frames(lambda: pser(msg, pctx)) == expected

@@ -279,13 +279,15 @@ class FastDeserializer:
                     head = 6 + (data[5] >> 1)
                 step = steps.get(data[:head])
                 if step is not None:
-                    parse, validate, convert, fallback = step
+                    # (indexing the tuple, not unpacking it: fewer stores on the hot path)
                     try:
-                        value = parse(data[head:])
+                        value = step[0](data[head:])  # parse
+                        validate = step[1]
                         ok = validate is None or validate(value)
                     except Exception:  # the fallback decoder raises the typed error
                         ok = False
                     if ok:
+                        convert = step[2]
                         if convert is None:
                             return value
                         try:
@@ -293,7 +295,7 @@ class FastDeserializer:
                         except Exception as e:
                             raise _payload_error(e, data, ctx, int.from_bytes(data[1:5], "big")) from e
                     try:
-                        return fallback(data, 5, ctx)
+                        return step[3](data, 5, ctx)  # fallback
                     except Exception as e:
                         raise _payload_error(e, data, ctx, int.from_bytes(data[1:5], "big")) from e
             dec = self._decoders.get(data[:5])

@@ -10,6 +10,7 @@ the batch and returns undecodable records with their typed error instead of rais
 
 from . import _exports
 from ._errors import (
+    BatchError,
     ConfluentAPIError,
     CorruptPayloadError,
     FramingError,
@@ -40,6 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SerdesError",
+    "BatchError",
     "FramingError",
     "InvalidMagicByteError",
     "TruncatedFrameError",

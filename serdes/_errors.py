@@ -213,6 +213,37 @@ class ValidationError(SerdesError, ValueError):
     that cannot be encoded with the schema)."""
 
 
+# -- batch calls (deserialize_batch / serialize_batch) -----------------------------------------
+
+__all__ += ["BatchError"]
+
+
+class BatchError(SerdesError):
+    """Records of a batch failed (``deserialize_batch`` / ``serialize_batch`` with the default
+    ``errors="raise"``). Every record was attempted; nothing is dropped.
+
+    Attributes:
+        errors: ``[(index, error), ...]`` in input order: each failed record's position in the batch
+            and its typed error (the one a single call would have raised: ``CorruptPayloadError``,
+            ``ValidationError``, a ``FramingError``, a ``RegistryError``, ...).
+        values: the batch's results, one per input, ``None`` at each failed position.
+
+    The first failure is also the exception's ``__cause__``.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        location: Optional[RecordLocation] = None,
+        schema_id: Any = None,
+        errors: Optional[List[Tuple[int, BaseException]]] = None,
+        values: Optional[List[Any]] = None,
+    ) -> None:
+        super().__init__(reason, location, schema_id)
+        self.errors: List[Tuple[int, BaseException]] = list(errors) if errors is not None else []
+        self.values: List[Any] = list(values) if values is not None else []
+
+
 # -- change data capture (serdes.cdc, serdes.flink.read_debezium) -------------------------------
 
 __all__ += ["MalformedEnvelopeError", "UnsupportedChangeError"]

@@ -25,12 +25,33 @@ request (only ever wrapped around a call that does nothing else) -> ``RegistryEr
 decoder/encoder from it -> ``SchemaMismatchError``; a decoder call -> ``CorruptPayloadError``; an
 encoder call -> ``ValidationError``. The cache lookup and miss (:meth:`FastDeserializer._decoder_for`,
 :meth:`FastSerializer._resolve_encoder`) do not depend on the sync ``__call__``.
+
+**The fast-path hook.** A format plugs in through one method per direction and nothing else:
+``_build_decoder`` returns a :data:`Decoder` callable or a :class:`ParseStep`; ``_build_encoder``
+returns an :data:`Encoder` callable or an :class:`EncodeStep`. A step declares the common case as
+a few C-level callables (parse, validate, convert / validate, dumps) that the shared ``__call__``
+runs itself, so a cache hit costs no Python frame of serdes' beyond the user's one call; a step
+that does not succeed (bad bytes, an invalid value, any exception) hands the record to its
+``fallback`` -- the full decoder / encoder, which re-does the work and raises the typed error. No
+format overrides ``__call__``.
+
+**Dispatch.** ``__call__`` is ``property(attrgetter("_dispatch"))``: the instance's ``_dispatch``
+is chosen once, at construction (:func:`serdes._native.active`). With the native extension it is a
+``Dispatcher`` / ``EncodeDispatcher`` (rust/src/dispatch.rs) that reads the frame, looks the
+cache up and runs the entry -- a step or a callable -- natively, so the user's call goes from the
+interpreter straight into Rust; it calls back into Python only for what it does not handle
+(``_decode_any`` / ``_encode_any``: misses, headers, GUIDs, subject-keyed readers, rules). In
+pure Python it is the bound ``_call_py``, the reference implementation of the same path. Both
+read and fill the same cache dicts. ``deserialize_batch`` / ``serialize_batch`` run a whole batch
+in one native call (or one Python loop), every record attempted, failures reported by position
+(:class:`~serdes.BatchError`).
 """
 
 from __future__ import annotations
 
+import operator
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Type, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Type, Union, cast
 
 from confluent_kafka.schema_registry import (
     Schema,
@@ -42,7 +63,9 @@ from confluent_kafka.schema_registry import (
 from confluent_kafka.schema_registry.common.serde import SchemaId
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from . import _native
 from ._errors import (
+    BatchError,
     CorruptPayloadError,
     FramingError,
     InvalidMagicByteError,
@@ -65,7 +88,10 @@ from ._wire import (
     schema_id_header_name,
 )
 
-__all__ = ["FastDeserializer", "FastSerializer", "Decoder", "Encoder", "has_rules"]
+__all__ = [
+    "FastDeserializer", "FastSerializer", "Decoder", "Encoder", "ParseStep", "EncodeStep", "Built", "BuiltEncoder",
+    "has_rules",
+]
 
 _VALUE = MessageField.VALUE
 _KEY = MessageField.KEY
@@ -74,6 +100,74 @@ _KEY = MessageField.KEY
 Decoder = Callable[[Any, int, Optional[SerializationContext]], Any]
 # encode(obj, ctx) -> framed bytes: the prefix the encoder was built with, then the payload
 Encoder = Callable[[Any, Optional[SerializationContext]], bytes]
+
+
+class ParseStep(NamedTuple):
+    """The common case of a decoder, declared instead of written as a closure.
+
+    For a frame whose cache entry is this step, ``__call__`` runs::
+
+        value = parse(payload)                  # e.g. orjson.loads, Message.FromString
+        if validate is None or validate(value): # e.g. a jsonschema-rs is_valid
+            return value if convert is None else convert(value, ctx)   # e.g. JSON from_dict
+        # else, or if parse / validate raised anything:
+        return fallback(data, 5, ctx)           # the full decoder: raises the typed error
+
+    ``payload`` is the record after the frame: the 5 bytes of magic 0 + id, and for Protobuf the
+    message-index array (``[0]`` is one zero byte; the step ``_build_decoder`` returns is the one
+    for ``[0]``, a decoder registers those of other messages with ``_step_registrar`` once it has
+    checked their index path). An exception from ``convert`` (the user's code) is a
+    :class:`CorruptPayloadError` as from any decoder; ``convert`` never runs twice for a record.
+    ``parse`` and ``validate`` must be free of side effects (a failing step is re-done by
+    ``fallback``).
+    """
+
+    parse: Callable[[bytes], Any]
+    validate: Optional[Callable[[Any], bool]]
+    convert: Optional[Callable[[Any, Optional[SerializationContext]], Any]]
+    fallback: Decoder
+
+
+class EncodeStep(NamedTuple):
+    """The common case of an encoder, declared instead of written as a closure.
+
+    For a ``(topic, field)`` whose cache entry is this step, ``__call__`` runs::
+
+        if validate is None or validate(obj):        # e.g. jsonschema-rs is_valid, a class check
+            payload = dumps(obj)                     # e.g. orjson.dumps, Message.SerializeToString
+            if null_check is None or b"null" not in payload or null_check(obj):
+                return prefix + payload
+        # else, or if anything raised:
+        return fallback(obj, ctx)                    # the full encoder: raises the typed error
+
+    ``null_check`` is for encoders that write NaN / Infinity as ``null`` (orjson): a payload holding
+    ``null`` is accepted only when it says the value holds no such float. Only prefix framing has
+    steps (header framing appends a header, a custom ``schema.id.serializer`` is the user's call).
+    """
+
+    prefix: bytes
+    validate: Optional[Callable[[Any], bool]]
+    dumps: Callable[[Any], bytes]
+    null_check: Optional[Callable[[Any], bool]]
+    fallback: Encoder
+
+
+#: what ``_build_decoder`` returns: a decoder, or a declared step (with its fallback decoder)
+Built = Union[Decoder, ParseStep]
+#: what ``_build_encoder`` returns: an encoder, or a declared step (with its fallback encoder)
+BuiltEncoder = Union[Encoder, EncodeStep]
+
+_find = bytes.find
+
+
+def decoder_of(built: Built) -> Decoder:
+    """The plain decoder of what ``_build_decoder`` returned (a step's fallback)."""
+    return built.fallback if built.__class__ is ParseStep else built  # type: ignore[return-value]
+
+
+def encoder_of(built: BuiltEncoder) -> Encoder:
+    """The plain encoder of what ``_build_encoder`` returned (a step's fallback)."""
+    return built.fallback if built.__class__ is EncodeStep else built  # type: ignore[return-value]
 
 
 def has_rules(schema: Optional[Schema]) -> bool:
@@ -112,12 +206,16 @@ class FastDeserializer:
     _confluent_kind = "avro.deserializer"
     _decoders: Dict[Any, Decoder]
     _header_decoders: Dict[Any, Decoder]
+    #: frame head (magic 0 + id, plus Protobuf's index array [0]) -> the declared step of that schema
+    _steps: Dict[bytes, ParseStep]
     #: confluent-kafka's configuration of this instance, read once (serdes._confluent)
     _conf: SerdeConfig
 
     def _init_fast(self) -> None:
         self._decoders = {}
         self._header_decoders = {}
+        self._steps = {}
+        self._init_dispatch()
         self._conf = conf = snapshot(self, self._confluent_kind)
         sid_deser = conf.schema_id_deserializer
         self._reads_headers = sid_deser is dual_schema_id_deserializer
@@ -126,6 +224,20 @@ class FastDeserializer:
         # topic: the cache key then includes (topic, field).
         self._subject_keyed = conf.subject_keyed
 
+    def _init_dispatch(self) -> None:
+        native = _native.active()
+        dispatcher = getattr(native, "Dispatcher", None)
+        # the bytes a step is keyed by: the 5-byte frame, and for Protobuf the index array [0]
+        self._step_tail = b"\x00" if self._protobuf else b""
+        self._step_head = 5 + len(self._step_tail)
+        if dispatcher is not None:
+            d = dispatcher(self._steps, self._decoders, ParseStep, self._step_tail, self._decode_any, _payload_error)
+            self._dispatch: Callable[..., Any] = d
+            self._batch: Callable[..., Tuple[List[Any], List[Tuple[int, BaseException]]]] = d.batch
+        else:
+            self._dispatch = self._call_py
+            self._batch = self._batch_py
+
     # -- to implement -----------------------------------------------------------------------------
     def _build_decoder(
         self,
@@ -133,19 +245,59 @@ class FastDeserializer:
         reader: Optional[Schema],
         frame: Frame,
         ctx: Optional[SerializationContext],
-    ) -> Decoder:  # pragma: no cover - abstract
+    ) -> Built:  # pragma: no cover - abstract
+        """The decoder of one writer (and reader) schema: a :data:`Decoder`, or a :class:`ParseStep`
+        whose ``fallback`` is one (the fast-path hook; see the module docstring)."""
         raise NotImplementedError
 
     def _confluent_call(self, data: Any, ctx: Optional[SerializationContext]) -> Any:  # pragma: no cover
         raise NotImplementedError
 
     # -- hot path ---------------------------------------------------------------------------------
-    def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
-        """Decode one framed record (same call as confluent-kafka's deserializers)."""
+    #: ``deser(data, ctx=None)``: decode one framed record (same call as confluent-kafka's
+    #: deserializers). The instance's dispatcher (native, or :meth:`_call_py`), with no Python
+    #: frame in between.
+    if TYPE_CHECKING:  # what the property resolves to, for type checkers
+
+        def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any: ...
+    else:
+        __call__ = property(operator.attrgetter("_dispatch"), doc="Decode one framed record (as confluent-kafka's).")
+
+    def _call_py(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
+        """Decode one framed record: the pure-Python dispatcher (the native one does the same)."""
         # The common case first: magic 0 + 4-byte id, no headers, a schema seen before. Its cache
         # key is the 5 frame bytes (GUID keys are 17 bytes and subject-keyed ones tuples, so a hit
         # can only be a magic-0 frame whose payload starts at 5).
         if data.__class__ is bytes and (ctx is None or not ctx.headers):
+            steps = self._steps
+            if steps:
+                # a declared step (ParseStep): run here, no decoder frame in between
+                head = self._step_head
+                if head != 5 and len(data) > 5:
+                    # Protobuf: the key includes the message-index array; for the one-byte indexes
+                    # of every real schema its length is the count (zigzag, byte 5) + 1
+                    head = 6 + (data[5] >> 1)
+                step = steps.get(data[:head])
+                if step is not None:
+                    # (indexing the tuple, not unpacking it: fewer stores on the hot path)
+                    try:
+                        value = step[0](data[head:])  # parse
+                        validate = step[1]
+                        ok = validate is None or validate(value)
+                    except Exception:  # the fallback decoder raises the typed error
+                        ok = False
+                    if ok:
+                        convert = step[2]
+                        if convert is None:
+                            return value
+                        try:
+                            return convert(value, ctx)
+                        except Exception as e:
+                            raise _payload_error(e, data, ctx, int.from_bytes(data[1:5], "big")) from e
+                    try:
+                        return step[3](data, 5, ctx)  # fallback
+                    except Exception as e:
+                        raise _payload_error(e, data, ctx, int.from_bytes(data[1:5], "big")) from e
             dec = self._decoders.get(data[:5])
             if dec is not None:
                 try:
@@ -204,11 +356,24 @@ class FastDeserializer:
         return key, None, offset
 
     def deserialize_batch(
-        self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext] = None
+        self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext] = None, *, errors: str = "raise"
     ) -> List[Any]:
-        """Decode a list of framed records that share one context (topic, field, no per-record headers)."""
-        call = self.__call__
-        return [call(p, ctx) for p in payloads]
+        """Decode framed records that share one context (topic, field, headers): one result per
+        record, in order -- the values single calls return, in one crossing into native code.
+
+        Every record is attempted. ``errors="raise"`` (default): if any failed, raises
+        :class:`~serdes.BatchError` whose ``.errors`` lists ``(index, typed error)`` and whose
+        ``.values`` holds the results (``None`` where a record failed). ``errors="collect"``:
+        returns the results with each failed record's typed error in its place.
+        """
+        collect = _collect(errors)
+        values, failed = self._batch(payloads, ctx)
+        return _batch_result(values, failed, collect, "decode", ctx)
+
+    def _batch_py(
+        self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext]
+    ) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
+        return _run_batch(self._call_py, payloads, ctx)
 
     # -- slow path --------------------------------------------------------------------------------
     def _schema_ref(self, data: Any, ctx: Optional[SerializationContext]) -> Any:
@@ -254,7 +419,7 @@ class FastDeserializer:
         writer = fetch_writer_schema(self._registry, frame.schema_id, location=loc)  # type: ignore[attr-defined]
         self._check_format(writer, "writer", frame.schema_id, loc)
         try:
-            dec = self._compile_for(writer, frame, ctx, key, header_value, loc)
+            built = self._compile_for(writer, frame, ctx, key, header_value, loc)
         except SerdesError as e:
             raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
         except Exception as e:
@@ -263,8 +428,7 @@ class FastDeserializer:
                 f"the writer schema cannot be read by {type(self).__name__}: {type(e).__name__}: {e}",
                 loc, frame.schema_id,
             ) from e
-        self._store(key, header_value, dec)
-        return dec
+        return self._store(key, header_value, built)
 
     def _check_format(self, schema: Schema, role: str, schema_id: Any, loc: RecordLocation) -> None:
         """A registry schema of another format (a consumer pointed at the wrong topic) is a schema
@@ -279,7 +443,7 @@ class FastDeserializer:
     def _compile_for(
         self, writer: Schema, frame: Frame, ctx: Optional[SerializationContext], key: Any, header_value: Any,
         loc: RecordLocation,
-    ) -> Decoder:
+    ) -> Built:
         reader: Optional[Schema] = None
         if self._subject_keyed:
             subject = self._subject(ctx, None)
@@ -301,8 +465,35 @@ class FastDeserializer:
             return self._delegate_decoder()
         return self._build_decoder(writer, reader, frame, ctx)
 
-    def _store(self, key: Any, header_value: Any, dec: Decoder) -> None:
+    def _step_registrar(self, frame: Frame) -> Optional[Callable[[bytes, ParseStep], None]]:
+        """For a decoder that learns further frame heads of its schema while it runs (Protobuf:
+        the message-index arrays other than ``[0]``): ``register(index_bytes, step)`` caches a
+        step under the 5 frame bytes + ``index_bytes``; ``None`` where steps do not apply (header
+        framing, GUIDs, subject-keyed readers, a custom schema.id.deserializer). The native
+        dispatcher reads the whole index array of a frame to find those steps; the pure path
+        finds the one-byte-index ones (every real schema's) and leaves the rest to the decoder."""
+        if (
+            self._subject_keyed or self._custom_id_deserializer or frame.offset == 0
+            or not isinstance(frame.schema_id, int)
+        ):
+            return None
+        steps = self._steps
+        head = bytes((MAGIC_ID,)) + frame.schema_id.to_bytes(4, "big")
+
+        def register(index_bytes: bytes, step: ParseStep) -> None:
+            steps[head + index_bytes] = step
+
+        return register
+
+    def _store(self, key: Any, header_value: Any, built: Built) -> Decoder:
+        """Cache what ``_build_decoder`` returned; the plain decoder for this record. A step is kept
+        for the fast path only where its key is a frame head (magic 0 + id, no header, not
+        subject-keyed): every other frame runs its fallback decoder."""
+        dec = decoder_of(built)
         (self._header_decoders if header_value is not None else self._decoders)[key] = dec
+        if built.__class__ is ParseStep and header_value is None and key.__class__ is bytes and len(key) == 5:
+            self._steps[key + self._step_tail] = built
+        return dec
 
     def _delegate_decoder(self) -> Decoder:
         confluent_call = self._confluent_call
@@ -322,6 +513,7 @@ class FastDeserializer:
 
     def clear_cache(self) -> None:
         """Forget every compiled decoder (the registry client's own caches are left alone)."""
+        self._steps.clear()
         self._decoders.clear()
         self._header_decoders.clear()
 
@@ -337,6 +529,8 @@ class FastSerializer:
     #: the key of serdes._confluent.FORMAT_ATTRIBUTES naming the private attributes this class reads
     _confluent_kind = "avro.serializer"
     _encoders: Dict[Any, Callable[[Any, Optional[SerializationContext]], Optional[bytes]]]
+    _value_encoders: Dict[str, Union[Callable[[Any, Optional[SerializationContext]], Optional[bytes]], EncodeStep]]
+    _key_encoders: Dict[str, Union[Callable[[Any, Optional[SerializationContext]], Optional[bytes]], EncodeStep]]
     #: confluent-kafka's configuration of this instance, read once (serdes._confluent)
     _conf: SerdeConfig
 
@@ -346,19 +540,32 @@ class FastSerializer:
         self._register_lock = threading.Lock()
         # the same encoders by topic, one dict per field: hashing a str is cached by CPython, while
         # hashing a (topic, MessageField) tuple runs the str-Enum's __hash__ in Python (~150 ns)
-        self._value_encoders: Dict[str, Callable[[Any, Optional[SerializationContext]], Optional[bytes]]] = {}
-        self._key_encoders: Dict[str, Callable[[Any, Optional[SerializationContext]], Optional[bytes]]] = {}
+        # (a value there is an encoder or, for prefix framing, the EncodeStep of the fast-path hook)
+        self._value_encoders = {}
+        self._key_encoders = {}
         sid_ser = conf.schema_id_serializer
         self._framing = (
             "prefix" if sid_ser is prefix_schema_id_serializer
             else "header" if sid_ser is header_schema_id_serializer
             else "custom"
         )
-        # schemas confluent-kafka's first-record call resolved to write with, by id and GUID
+        native = _native.active()
+        dispatcher = getattr(native, "EncodeDispatcher", None)
+        if dispatcher is not None:
+            d = dispatcher(
+                self._value_encoders, self._key_encoders, _VALUE, _KEY, EncodeStep, self._encode_any, SerdesError,
+                _located,
+            )
+            self._dispatch: Callable[..., Optional[bytes]] = d
+            self._batch: Callable[..., Tuple[List[Any], List[Tuple[int, BaseException]]]] = d.batch
+        else:
+            self._dispatch = self._call_py
+            self._batch = self._batch_py
 
     # -- to implement -----------------------------------------------------------------------------
-    def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:  # pragma: no cover
-        """An encoder returning ``prefix + payload`` (``prefix`` is empty for header framing).
+    def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> BuiltEncoder:  # pragma: no cover
+        """An encoder returning ``prefix + payload`` (``prefix`` is empty for header framing), or an
+        :class:`EncodeStep` with ``prefix`` whose ``fallback`` is one (the fast-path hook).
 
         ``written_with`` is the registry schema confluent-kafka encoded with when it was not the
         serializer's own schema (``use.latest.version`` / ``use.schema.id``), else ``None``.
@@ -370,8 +577,16 @@ class FastSerializer:
         raise NotImplementedError
 
     # -- hot path ---------------------------------------------------------------------------------
-    def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
-        """Encode one value with registry framing (same call as confluent-kafka's serializers)."""
+    #: ``ser(obj, ctx=None)``: encode one value with registry framing (same call as confluent-kafka's
+    #: serializers). The instance's dispatcher (native, or :meth:`_call_py`), no Python frame between.
+    if TYPE_CHECKING:  # what the property resolves to, for type checkers
+
+        def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]: ...
+    else:
+        __call__ = property(operator.attrgetter("_dispatch"), doc="Encode one value (as confluent-kafka's).")
+
+    def _call_py(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
+        """Encode one value: the pure-Python dispatcher (the native one does the same)."""
         if obj is None:
             return None
         if ctx is not None:
@@ -380,10 +595,26 @@ class FastSerializer:
             if by_topic is not None:
                 enc = by_topic.get(ctx.topic)
                 if enc is not None:
+                    if enc.__class__ is EncodeStep:
+                        # a declared step: run here, no encoder frame in between
+                        prefix, validate, dumps, null_check, enc = enc
+                        try:
+                            if validate is None or validate(obj):
+                                payload = dumps(obj)
+                                if null_check is None or _find(payload, b"null") < 0 or null_check(obj):
+                                    return prefix + payload
+                        except Exception:  # noqa: BLE001 - the fallback encoder raises the typed error
+                            pass
                     try:
-                        return enc(obj, ctx)
+                        return enc(obj, ctx)  # type: ignore[operator]
                     except SerdesError as e:
                         raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
+        return self._encode_any(obj, ctx)
+
+    def _encode_any(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
+        """Every case but a by-topic hit: other fields, no context, the first record of a subject."""
+        if obj is None:
+            return None
         key = (ctx.topic, ctx.field) if ctx is not None else None
         enc = self._encoders.get(key)
         if enc is None:
@@ -393,10 +624,20 @@ class FastSerializer:
         except SerdesError as e:
             raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
 
-    def serialize_batch(self, objs: Iterable[Any], ctx: Optional[SerializationContext] = None) -> List[Optional[bytes]]:
-        """Encode a list of values for one ``(topic, field)``."""
-        call = self.__call__
-        return [call(o, ctx) for o in objs]
+    def serialize_batch(
+        self, objs: Iterable[Any], ctx: Optional[SerializationContext] = None, *, errors: str = "raise"
+    ) -> List[Any]:
+        """Encode values for one ``(topic, field)``: one frame per value, in order (``None`` for
+        ``None``), in one crossing into native code. Failures as :meth:`FastDeserializer.deserialize_batch`
+        (``errors="raise"``: :class:`~serdes.BatchError`; ``"collect"``: the typed error in place)."""
+        collect = _collect(errors)
+        values, failed = self._batch(objs, ctx)
+        return _batch_result(values, failed, collect, "encode", ctx)
+
+    def _batch_py(
+        self, objs: Iterable[Any], ctx: Optional[SerializationContext]
+    ) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
+        return _run_batch(self._call_py, objs, ctx)
 
     # -- slow path --------------------------------------------------------------------------------
     # The first record of a (topic, field) resolves the schema id here, from the subject and the
@@ -430,21 +671,25 @@ class FastSerializer:
         return None
 
     def _first(self, obj: Any, ctx: Optional[SerializationContext], key: Any) -> Optional[bytes]:
-        enc: Optional[Callable[[Any, Optional[SerializationContext]], Optional[bytes]]] = self._resolve_encoder(ctx)
-        if enc is None:
+        built: Optional[BuiltEncoder] = self._resolve_encoder(ctx)
+        enc: Callable[[Any, Optional[SerializationContext]], Optional[bytes]]
+        if built is None:
             # no context (confluent-kafka then writes with whatever id its instance last saw), a
             # serializer without a schema of its own, or data-contract rules: confluent-kafka's
             # call for every record, its errors typed
             enc = self._delegated
-        self._remember(ctx, key, enc)
+            self._remember(ctx, key, enc)
+        else:
+            enc = encoder_of(built)
+            self._remember(ctx, key, built)
         try:
             return enc(obj, ctx)
         except SerdesError as e:
             raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
 
-    def _resolve_encoder(self, ctx: Optional[SerializationContext]) -> Optional[Encoder]:
-        """The encoder for ``ctx``'s (topic, field), or ``None`` when confluent-kafka's call must
-        write every record. Only registry requests run here; their failures are typed."""
+    def _resolve_encoder(self, ctx: Optional[SerializationContext]) -> Optional[BuiltEncoder]:
+        """The encoder (or step) for ``ctx``'s (topic, field), or ``None`` when confluent-kafka's call
+        must write every record. Only registry requests run here; their failures are typed."""
         if ctx is None or self._uses_rules():
             return None
         loc = RecordLocation.from_ctx(ctx)
@@ -492,7 +737,7 @@ class FastSerializer:
             raise RegistryBadResponseError(f"registry answer for subject {subject!r} has a bad GUID: {e}", loc) from e
         if self._framing == "prefix":
             return self._compile_encoder(sid.id_to_bytes(), written_with, loc)
-        encode = self._compile_encoder(b"", written_with, loc)
+        encode = encoder_of(self._compile_encoder(b"", written_with, loc))
         if self._framing == "header":
             if sid.guid is None:
                 raise RegistryBadResponseError(
@@ -503,7 +748,7 @@ class FastSerializer:
         framer = cast(Callable[[bytes, Any, Any], bytes], self._conf.schema_id_serializer)
         return _custom_framed(framer, sid, encode)
 
-    def _compile_encoder(self, prefix: bytes, written_with: Optional[Schema], loc: RecordLocation) -> Encoder:
+    def _compile_encoder(self, prefix: bytes, written_with: Optional[Schema], loc: RecordLocation) -> BuiltEncoder:
         try:
             return self._build_encoder(prefix, written_with)
         except SerdesError:
@@ -548,7 +793,9 @@ class FastSerializer:
             raise
 
     def _remember(self, ctx: Optional[SerializationContext], key: Any, enc: Any) -> None:
-        self._encoders[key] = enc
+        """Cache an encoder or step: the by-topic dicts of the fast path hold it as built, the
+        ``(topic, field)`` dict the plain encoder."""
+        self._encoders[key] = encoder_of(enc)
         if ctx is not None:
             if ctx.field is _VALUE:
                 self._value_encoders[ctx.topic] = enc
@@ -560,6 +807,50 @@ class FastSerializer:
         self._encoders.clear()
         self._value_encoders.clear()
         self._key_encoders.clear()
+
+
+_BATCH_ERRORS = ("raise", "collect")
+
+
+def _collect(errors: str) -> bool:
+    if errors not in _BATCH_ERRORS:
+        raise ValueError(f"errors must be one of {_BATCH_ERRORS}, not {errors!r}")
+    return errors == "collect"
+
+
+def _run_batch(
+    call: Callable[[Any, Optional[SerializationContext]], Any], items: Iterable[Any], ctx: Optional[SerializationContext]
+) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
+    """The pure-Python batch loop (the native ``batch`` does the same): every item attempted."""
+    values: List[Any] = []
+    failed: List[Tuple[int, BaseException]] = []
+    append = values.append
+    for i, item in enumerate(items):
+        try:
+            append(call(item, ctx))
+        except Exception as e:  # a record's failure, reported by position; BaseException passes
+            append(None)
+            failed.append((i, e))
+    return values, failed
+
+
+def _batch_result(
+    values: List[Any], failed: List[Tuple[int, BaseException]], collect: bool, verb: str,
+    ctx: Optional[SerializationContext],
+) -> List[Any]:
+    if not failed:
+        return values
+    if collect:
+        for i, e in failed:
+            values[i] = e
+        return values
+    first_i, first = failed[0]
+    why = first.reason if isinstance(first, SerdesError) else str(first)
+    raise BatchError(
+        f"{len(failed)} of {len(values)} records failed to {verb}; the first, at index {first_i}: "
+        f"{type(first).__name__}: {why}",
+        RecordLocation.from_ctx(ctx), None, failed, values,
+    ) from first
 
 
 def _located(e: SerdesError, ctx: Optional[SerializationContext]) -> SerdesError:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ("serdes.testing.pytest_plugin",)
+pytest_plugins = ("serdes.testing.pytest_plugin", "tests.support.implementations")
 
 _INTEGRATION_DIR = Path(__file__).parent / "integration"
 

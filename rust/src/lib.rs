@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 pub mod avro;
 mod avro_encode;
+mod dispatch;
 
 /// The version of the crate, checked by `serdes/_native.py` against the Python package's.
 #[pyfunction]
@@ -16,5 +17,6 @@ fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;
     avro::register(m)?;
     avro_encode::register(m)?;
+    dispatch::register(m)?;
     Ok(())
 }

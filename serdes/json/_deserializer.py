@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Optional
 
 import orjson
 from confluent_kafka.schema_registry import Schema
@@ -12,14 +12,13 @@ from confluent_kafka.serialization import SerializationContext
 from .._confluent import json_loads
 from .._errors import CorruptPayloadError, RecordLocation, SerdesError
 from .._limits import split_limits_args
-from .._serde import Decoder, FastDeserializer
+from .._serde import Built, Decoder, FastDeserializer, ParseStep
 from .._wire import Frame, parse_frame, parse_header_value
 from ._common import ValidatorCacheMixin
 from ._depth import depth_error, exceeds_depth
 
 __all__ = ["JSONDeserializer"]
 
-_loads = orjson.loads
 _json_loads = json_loads()
 
 
@@ -54,64 +53,6 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
         args, kwargs, self._limits = split_limits_args(args, kwargs, 3)
         super().__init__(*args, **kwargs)
         self._init_fast()
-        # 5-byte frame (magic 0 + id) -> (is_valid, from_dict) for the dominant configuration
-        # (default codec, validation on, reader schema not subject-keyed): __call__ runs it inline,
-        # one Python frame less than the generic decoder. It only ever returns a valid document;
-        # anything else (headers, GUID frames, bad JSON, invalid documents) takes the generic path,
-        # which raises the typed error.
-        self._inline: Dict[bytes, Tuple[Callable[[Any], bool], Any]] = {}
-
-    def __call__(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
-        """Decode one framed record (same call as confluent-kafka's JSONDeserializer)."""
-        if data is not None and (ctx is None or not ctx.headers):
-            try:
-                st = self._inline.get(data[:5])
-                ok = st is not None and st[0](obj := _loads(data[5:]))
-            except Exception:  # unhashable input, bad JSON, ...: the generic path raises the typed error
-                ok = False
-            if ok:
-                if st[1] is not None:  # type: ignore[index]
-                    return st[1](obj, ctx)  # type: ignore[index]
-                return obj
-        return FastDeserializer.__call__(self, data, ctx)
-
-    def deserialize_batch(
-        self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext] = None
-    ) -> List[Any]:
-        """Decode a list of framed records that share one context (topic, field, no per-record headers).
-
-        Same results and errors as calling the deserializer per record; the inline path runs in
-        one loop (no call per record).
-        """
-        if ctx is not None and ctx.headers:
-            return FastDeserializer.deserialize_batch(self, payloads, ctx)
-        get = self._inline.get
-        loads = _loads
-        call = self.__call__
-        out: List[Any] = []
-        append = out.append
-        for data in payloads:
-            try:
-                st = get(data[:5])  # type: ignore[index]
-                ok = st is not None and st[0](obj := loads(data[5:]))  # type: ignore[index]
-            except Exception:
-                ok = False
-            if ok:
-                append(obj if st[1] is None else st[1](obj, ctx))  # type: ignore[index]
-            else:
-                append(call(data, ctx))
-        return out
-
-    def _store(self, key: Any, header_value: Any, dec: Decoder) -> None:
-        super()._store(key, header_value, dec)
-        inline = getattr(dec, "inline", None)
-        if inline is not None and header_value is None and isinstance(key, bytes) and len(key) == 5:
-            self._inline[key] = inline
-
-    def clear_cache(self) -> None:
-        """Forget every compiled decoder (the registry client's own caches are left alone)."""
-        self._inline.clear()
-        super().clear_cache()
 
     def _confluent_call(self, data: Any, ctx: Optional[SerializationContext]) -> Any:
         return _ConfluentJSONDeserializer.__call__(self, data, ctx)
@@ -130,13 +71,11 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
             frame = parse_header_value(header_value, False, loc)
         else:
             frame = parse_frame(data, False, loc)
-        dec = self._build_decoder(None, None, frame, ctx)
-        self._store(key, header_value, dec)
-        return dec
+        return self._store(key, header_value, self._build_decoder(None, None, frame, ctx))
 
     def _build_decoder(
         self, writer: Optional[Schema], reader: Optional[Schema], frame: Frame, ctx: Optional[SerializationContext]
-    ) -> Decoder:
+    ) -> Built:
         # the reader schema, as confluent-kafka picks it: latest version > schema_str > writer schema
         if reader is not None:
             schema: Optional[Schema] = reader
@@ -155,7 +94,11 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
         return _make_decoder(validator, self._from_dict, self._json_decode, frame.schema_id)
 
 
-def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: Any) -> Decoder:
+def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: Any) -> Built:
+    """The decoder of one reader schema. With the default codec and no depth bound (the dominant
+    configuration) it is a :class:`ParseStep` -- orjson.loads, the validator's is_valid, from_dict
+    -- that FastDeserializer.__call__ (or the native dispatcher) runs with no Python frame of ours;
+    its fallback is the decoder below, which raises the typed errors."""
     loads = orjson.loads if (json_decode is None or json_decode is _json_loads) else json_decode
 
     def corrupt(e: Exception, data: Any, offset: int, ctx: Optional[SerializationContext]) -> CorruptPayloadError:
@@ -181,6 +124,8 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
             if from_dict is not None:
                 return from_dict(obj, ctx)
             return obj
+        if loads is orjson.loads:
+            return ParseStep(loads, None, from_dict, decode_nv)
         return decode_nv
 
     def located(e: SerdesError, ctx: Optional[SerializationContext]) -> SerdesError:
@@ -243,5 +188,5 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
         return obj
 
     if loads is orjson.loads:
-        decode.inline = (is_valid, from_dict)  # type: ignore[attr-defined]
+        return ParseStep(loads, is_valid, from_dict, decode)
     return decode

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple
+from typing import Any, Callable, Optional
 
 import jsonschema_rs
 import orjson
@@ -13,13 +13,12 @@ from confluent_kafka.serialization import SerializationContext
 from .._confluent import json_dumps
 from .._errors import RecordLocation, SerdesError, ValidationError
 from .._limits import split_limits_args
-from .._serde import Encoder, FastSerializer
+from .._serde import BuiltEncoder, EncodeStep, FastSerializer
 from ._common import ValidatorCacheMixin
 from ._depth import exceeds_depth
 
 __all__ = ["JSONSerializer", "NAN_AS_NULL_CONF"]
 
-_dumps = orjson.dumps
 _json_dumps = json_dumps()
 # orjson writes NaN and +-Infinity as null. A payload without "null" needs no further check
 # (bytes.find: ``in`` on bytes first tries the needle as an int). A value whose payload holds a
@@ -70,67 +69,6 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         self._nan_as_null = self._limits.json_nan_as_null
         super().__init__(*args, **kwargs)
         self._init_fast()
-        # (topic, field) -> (prefix, is_valid, nan_as_null) for the dominant configuration (prefix framing,
-        # default codec, no to_dict, validation on): __call__ runs it inline, one Python frame
-        # less than the generic encoder. Anything else, or any failure, takes the generic path.
-        self._inline: Dict[Any, Tuple[bytes, Callable[[Any], bool], bool]] = {}
-
-    def __call__(self, obj: Any, ctx: Optional[SerializationContext] = None) -> Optional[bytes]:
-        """Encode one value with registry framing (same call as confluent-kafka's JSONSerializer)."""
-        if ctx is not None and obj is not None:
-            st = self._inline.get((ctx.topic, ctx.field))
-            if st is not None:
-                try:
-                    if st[1](obj):
-                        out = _dumps(obj)
-                        # orjson writes NaN and +-Infinity as null: a record with a null may hold one
-                        if st[2] or _find(out, b"null") < 0 or _is_finite(obj):
-                            return st[0] + out
-                except Exception:
-                    pass  # the generic path raises the typed error
-        return FastSerializer.__call__(self, obj, ctx)
-
-    def serialize_batch(self, objs: Iterable[Any], ctx: Optional[SerializationContext] = None) -> List[Optional[bytes]]:
-        """Encode a list of values for one ``(topic, field)``.
-
-        Same results and errors as calling the serializer per value; the inline path runs in one
-        loop (no call per value).
-        """
-        if ctx is None:
-            return FastSerializer.serialize_batch(self, objs, ctx)
-        key = (ctx.topic, ctx.field)
-        inline = self._inline
-        st = inline.get(key)
-        dumps = _dumps
-        call = self.__call__
-        out: List[Optional[bytes]] = []
-        append = out.append
-        for obj in objs:
-            if st is not None and obj is not None:
-                try:
-                    if st[1](obj):
-                        payload = dumps(obj)
-                        if st[2] or _find(payload, b"null") < 0 or _is_finite(obj):
-                            append(st[0] + payload)
-                            continue
-                except Exception:
-                    pass
-            append(call(obj, ctx))
-            if st is None:
-                st = inline.get(key)
-        return out
-
-    def _first(self, obj: Any, ctx: Optional[SerializationContext], key: Any) -> Optional[bytes]:
-        out = super()._first(obj, ctx, key)
-        inline = getattr(self._encoders.get(key), "inline", None)
-        if inline is not None:
-            self._inline[key] = inline
-        return out
-
-    def clear_cache(self) -> None:
-        """Forget every cached encoder; the next record of each subject asks the registry again."""
-        self._inline.clear()
-        super().clear_cache()
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
         # only for records confluent-kafka writes itself (data-contract rules, no context); its
@@ -144,7 +82,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         written: Optional[bytes] = _ConfluentJSONSerializer.__call__(self, obj, ctx)
         return written
 
-    def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
+    def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> BuiltEncoder:
         if written_with is not None:
             schema: Optional[Schema] = written_with
             parsed, ref_registry = self._get_parsed_schema(written_with)
@@ -175,8 +113,13 @@ def _make_encoder(
     json_encode: Optional[Callable[[Any], Any]],
     schema_id: Any,
     nan_as_null: bool = False,
-) -> Encoder:
+) -> BuiltEncoder:
     """The encoder of one (topic, field); the first record and every later one run it.
+
+    For prefix framing, the default codec, no ``to_dict`` and no depth bound (the dominant
+    configuration) it is an :class:`EncodeStep` -- the validator's is_valid, orjson.dumps, the
+    finite-float check on payloads holding ``null`` -- that FastSerializer.__call__ (or the native
+    dispatcher) runs with no Python frame of ours; its fallback is ``encode`` below.
 
     Fast paths return only a payload that passed every check; anything else (invalid, not
     encodable, a ``null`` in the output that may be a NaN) goes to ``slow``, which raises the
@@ -266,7 +209,7 @@ def _make_encoder(
                 pass
             return slow(obj, ctx)
         if prefix:
-            encode.inline = (prefix, is_valid, nan_as_null)  # type: ignore[attr-defined]
+            return EncodeStep(prefix, is_valid, dumps, None if nan_as_null else _is_finite, encode)
         return encode
 
     def encode_td(obj: Any, ctx: Optional[SerializationContext]) -> bytes:

@@ -13,7 +13,7 @@ Two modes:
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, Optional, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Tuple, Union, cast
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as _ConfluentProtobufDeserializer
@@ -25,8 +25,8 @@ from google.protobuf.message_factory import GetMessageClass
 
 from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError, SerdesError, TruncatedFrameError
 from .._limits import split_limits_conf
-from .._serde import Decoder, FastDeserializer, _payload_error
-from .._wire import Frame, frame_prefix, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
+from .._serde import Built, Decoder, FastDeserializer, ParseStep
+from .._wire import Frame, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
 from ._descriptor_sets import pool_from_set as _pool_from_set
 from ._schemas import build_pool, fetch_schema, first_message_name, message_at
 from ._todict import dict_converter
@@ -68,9 +68,9 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
     def __init__(
         self,
         message_type: Any = None,
-        conf: Optional[dict] = None,
+        conf: Optional[Dict[str, Any]] = None,
         schema_registry_client: Any = None,
-        rule_conf: Optional[dict] = None,
+        rule_conf: Optional[Dict[str, Any]] = None,
         rule_registry: Any = None,
         *,
         message_descriptor: Optional[Descriptor] = None,
@@ -102,8 +102,9 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         conf, self._limits = split_limits_conf(conf)  # serdes.* keys (docs/security.md)
         # confluent-kafka's constructor insists on a message type: give it a placeholder in dynamic
         # mode (its conf checks, subject strategy and rule setup still run as usual).
+        placeholder: Any = empty_pb2.Empty
         super().__init__(
-            fixed_class if fixed_class is not None else empty_pb2.Empty,
+            fixed_class if fixed_class is not None else placeholder,
             conf,
             schema_registry_client,
             rule_conf,
@@ -113,56 +114,10 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         if self._dynamic:
             if schema_registry_client is None:
                 raise ValueError("dynamic decoding (message_type=None) needs schema_registry_client")
-            self._msg_class = None
+            self._msg_class = cast(Any, None)
         self._fixed_class = fixed_class
         self._output = output
         self._init_fast()
-
-    # -- hot path -------------------------------------------------------------------------------
-    def __call__(self, data: Any, ctx: Optional[SerializationContext] = None) -> Any:
-        """Decode one framed record (same call as confluent-kafka's ProtobufDeserializer)."""
-        # Fast path for the common case -- magic 0 + 4-byte id, no schema-id header, no
-        # subject-dependent reader schema: one dict hit on the 5 frame bytes. A 5-byte key can
-        # only be a magic-0 frame (GUID keys are 17 bytes), so the hit is the whole check.
-        if data is not None and (ctx is None or not ctx.headers or not self._reads_headers):
-            try:
-                # magic 0 + id + message indexes [0]: the first 6 bytes pick the parser
-                parse = self._direct.get(data[:6])
-            except TypeError:  # unhashable (bytearray): the shared path copes
-                parse = None
-            if parse is not None:
-                try:
-                    return parse(data[6:])
-                except DecodeError as e:
-                    raise CorruptPayloadError(
-                        f"Protobuf payload of {len(data)} bytes does not parse ({_PARSE_HINT}): {e}",
-                        RecordLocation.from_ctx(ctx),
-                        int.from_bytes(data[1:5], "big"),
-                    ) from e
-            if self._plain_keys:
-                try:
-                    dec = self._decoders.get(data[:5])
-                except TypeError:
-                    dec = None
-                if dec is not None:
-                    try:
-                        return dec(data, 5, ctx)
-                    except SerdesError as e:
-                        raise _payload_error(e, data, ctx, None)
-                    except Exception as e:  # pragma: no cover - decoders raise typed errors
-                        raise _payload_error(e, data, ctx, None) from e
-        return FastDeserializer.__call__(self, data, ctx)
-
-    def _init_fast(self) -> None:
-        super()._init_fast()
-        self._plain_keys = not self._subject_keyed
-        # frame bytes (magic 0, id, indexes [0]) -> parse(payload): the root-message fast path
-        self._direct: Dict[bytes, Callable[[bytes], Any]] = {}
-
-    def clear_cache(self) -> None:
-        """Forget every compiled decoder (the registry client's own caches are left alone)."""
-        super().clear_cache()
-        self._direct.clear()
 
     # -- confluent-kafka delegation (schemas with rules, custom schema.id.deserializer) -----------
     def _confluent_call(self, data: Any, ctx: Optional[SerializationContext]) -> Any:
@@ -206,9 +161,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                 # No client (confluent-kafka's documented ``ProtobufDeserializer(User, conf)``): the
                 # frame's message indexes are read and every record parses with the given class;
                 # there is no writer schema to check the indexes against.
-                dec = self._build_decoder(None, None, frame, ctx)
-                self._store(key, header_value, dec)
-                return dec
+                return self._store(key, header_value, self._build_decoder(None, None, frame, ctx))
             fetch_schema(self._registry, frame.schema_id, loc)
         return super()._miss(data, ctx, key, header_value)
 
@@ -226,7 +179,10 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
     def _build_decoder(
         self, writer: Optional[Schema], reader: Optional[Schema], frame: Frame, ctx: Optional[SerializationContext]
-    ) -> Decoder:
+    ) -> Built:
+        """A :class:`ParseStep` for prefix framing -- the root message's ``FromString`` (and the dict
+        conversion with ``output="dict"``), run by the shared fast path for frames whose index
+        array is ``[0]`` -- whose fallback decodes every index path; a decoder for header framing."""
         loc = RecordLocation.from_ctx(ctx)
         schema_id = frame.schema_id
         fd = None
@@ -274,13 +230,19 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                 cls = classes[indexes] = class_for(indexes)
             return cls
 
-        def finish(cls: Any) -> Callable[[bytes], Any]:
-            parse = cls.FromString
+        def converter(cls: Any) -> Optional[Callable[[Any], Any]]:
             if not as_dict:
-                return parse
+                return None
             conv = converters.get(cls)
             if conv is None:
                 conv = converters[cls] = dict_converter(cls.DESCRIPTOR)
+            return conv
+
+        def finish(cls: Any) -> Callable[[bytes], Any]:
+            parse: Callable[[bytes], Any] = cls.FromString
+            conv = converter(cls)
+            if conv is None:
+                return parse
 
             def parse_to_dict(b: bytes) -> Any:
                 return conv(parse(b))
@@ -289,7 +251,8 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
         def corrupt(e: Exception, data: Any, where: str, ctx: Optional[SerializationContext]) -> SerdesError:
             return CorruptPayloadError(
-                f"Protobuf payload of {len(data)} bytes {where} does not parse ({_PARSE_HINT}): {e}", RecordLocation.from_ctx(ctx), schema_id
+                f"Protobuf payload of {len(data)} bytes {where}does not parse ({_PARSE_HINT}): {e}",
+                RecordLocation.from_ctx(ctx), schema_id,
             )
 
         if frame.offset == 0:
@@ -301,13 +264,19 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                 try:
                     return parse_fixed(data)
                 except DecodeError as e:
-                    raise corrupt(e, data, "(header framing)", ctx) from e
+                    raise corrupt(e, data, "(header framing) ", ctx) from e
 
             return decode_headered
 
-        root_parse = finish(cls_of((0,)))
-        if self._plain_keys and isinstance(schema_id, int) and not self._custom_id_deserializer:
-            self._direct[frame_prefix(schema_id, [0])] = root_parse
+        root_cls = cls_of((0,))
+        root_parse = finish(root_cls)
+        register = self._step_registrar(frame)
+
+        def step_of(cls: Any) -> ParseStep:
+            conv = converter(cls)
+            convert = None if conv is None else (lambda msg, ctx: conv(msg))
+            return ParseStep(cls.FromString, None, convert, decode)
+
         parsers: Dict[Tuple[int, ...], Callable[[bytes], Any]] = {(0,): root_parse}
 
         # Non-root paths: a dict keyed by the raw index bytes, assuming one byte per index (count
@@ -322,11 +291,14 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
             if parse is None:
                 parse = parsers[key] = finish(cls_of(key))
             if pos == offset + 1 + len(indexes):
-                by_bytes[bytes(data[offset:pos])] = parse
+                index_bytes = bytes(data[offset:pos])
+                by_bytes[index_bytes] = parse
+                if register is not None:  # the native dispatcher's fast path for this message too
+                    register(index_bytes, step_of(cls_of(key)))
             try:
                 return parse(data[pos:])
             except DecodeError as e:
-                raise corrupt(e, data, f"(message indexes {indexes})", ctx) from e
+                raise corrupt(e, data, f"(message indexes {indexes}) ", ctx) from e
 
         def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
             try:
@@ -350,4 +322,4 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                     raise corrupt(e, data, "", ctx) from e
             return decode_indexed(data, offset, ctx)
 
-        return decode
+        return step_of(root_cls)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Callable, List, Optional
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as _ConfluentProtobufSerializer
@@ -12,7 +12,7 @@ from google.protobuf.message import EncodeError
 from .._errors import RecordLocation, ValidationError, WrongMessageTypeError
 from .._registry import registry_call
 from .._limits import split_limits_args
-from .._serde import Encoder, FastSerializer
+from .._serde import BuiltEncoder, EncodeStep, FastSerializer
 
 __all__ = ["ProtobufSerializer", "WrongMessageTypeError"]
 
@@ -40,8 +40,13 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
         super().__init__(*args, **kwargs)
         self._init_fast()
 
+    def _message_class(self) -> Any:
+        """The generated message class (confluent-kafka's ``_msg_class``, annotated as an instance)."""
+        return self._msg_class
+
     def _subject_record_name(self) -> Optional[str]:
-        return self._msg_class.DESCRIPTOR.full_name
+        name: str = self._msg_class.DESCRIPTOR.full_name
+        return name
 
     def _message_indexes(self) -> Optional[List[int]]:
         return list(self._index_array)
@@ -51,34 +56,46 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
         # schema with them is a local value (confluent-kafka stores it on the instance)
         refs = registry_call(
             "registering or looking up the schema's references",
-            lambda: self._resolve_dependencies(ctx, self._msg_class.DESCRIPTOR.file),
+            lambda: self._resolve_dependencies(ctx, self._message_class().DESCRIPTOR.file),
             loc,
         )
         return Schema(self._schema.schema_str, self._schema.schema_type, refs)
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
-        if obj is not None and not isinstance(obj, self._msg_class):
+        if obj is not None and not isinstance(obj, self._message_class()):
             raise self._wrong_type(obj, ctx)
-        return _ConfluentProtobufSerializer.__call__(self, obj, ctx)
+        written: Optional[bytes] = _ConfluentProtobufSerializer.__call__(self, obj, ctx)
+        return written
 
     def _wrong_type(self, obj: Any, ctx: Optional[SerializationContext]) -> WrongMessageTypeError:
         return WrongMessageTypeError(
             f"message must be of type {self._msg_class} not {type(obj)}", RecordLocation.from_ctx(ctx)
         )
 
-    def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
+    def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> BuiltEncoder:
+        """For prefix framing an :class:`EncodeStep` -- the class check and the message class'
+        ``SerializeToString`` -- that the shared fast path runs; its fallback (``encode``) raises
+        the typed errors (a message of another class, proto2 required fields unset)."""
         # With use.latest.version / use.schema.id confluent-kafka still serializes the caller's
         # message as is (the registry schema only matters for rules, which are delegated), so the
         # payload is the same; only the prefix (id, indexes) comes from that schema.
-        msg_class = self._msg_class
+        msg_class = self._message_class()
         wrong_type = self._wrong_type
 
         def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
             if obj.__class__ is not msg_class and not isinstance(obj, msg_class):
                 raise wrong_type(obj, ctx)
             try:
-                return prefix + obj.SerializeToString()
+                payload: bytes = obj.SerializeToString()
+                return prefix + payload
             except EncodeError as e:  # proto2 message with required fields unset
-                raise ValidationError(f"cannot serialize {msg_class.DESCRIPTOR.full_name}: {e}", RecordLocation.from_ctx(ctx)) from e
+                raise ValidationError(
+                    f"cannot serialize {msg_class.DESCRIPTOR.full_name}: {e}", RecordLocation.from_ctx(ctx)
+                ) from e
 
-        return encode
+        if not prefix:
+            return encode
+        # msg_class.__instancecheck__ is isinstance(obj, msg_class) without a Python frame; the
+        # unbound SerializeToString serializes any message, hence the check
+        is_instance: Callable[[Any], bool] = msg_class.__instancecheck__
+        return EncodeStep(prefix, is_instance, msg_class.SerializeToString, None, encode)

@@ -20,6 +20,9 @@ import serdes.json as s_json
 import serdes.protobuf as s_protobuf
 from serdes import CorruptPayloadError, InvalidMagicByteError, UnknownSchemaError, ValidationError
 
+# the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
+
 AVRO = '{"type":"record","name":"U","fields":[{"name":"a","type":"int"},{"name":"b","type":"string"}]}'
 JSON = '{"type":"object","properties":{"a":{"type":"integer"},"b":{"type":"string"}},"required":["a"]}'
 CTX = SerializationContext("t", MessageField.VALUE)

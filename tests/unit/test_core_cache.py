@@ -13,6 +13,9 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
 
+# the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
+
 SCHEMA = json.dumps(
     {"type": "record", "name": "User", "namespace": "t", "fields": [
         {"name": "name", "type": "string"}, {"name": "age", "type": "int"}]}

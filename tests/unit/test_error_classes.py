@@ -30,6 +30,9 @@ from serdes_test import legacy_pb2, order_pb2
 
 from tests.support.registry_http import FailingRegistry
 
+# the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
+
 FORMATS = ("avro", "protobuf", "json")
 
 AVRO_SCHEMA = json.dumps({"type": "record", "name": "User", "namespace": "t", "fields": [

@@ -25,8 +25,12 @@ from hypothesis import strategies as st
 
 import serdes
 from serdes.json import JSONDeserializer, JSONSerializer, compile_validator
+from serdes._serde import EncodeStep
 
 from tests.support.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA, STANDARD_DOC, STANDARD_SCHEMA
+
+# the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
 
 STANDARD = json.dumps(STANDARD_SCHEMA)
 COMPLEX = json.dumps(COMPLEX_SCHEMA)
@@ -466,10 +470,13 @@ def test_batch_api(registry):
     assert batch == [ser(d, ctx()) for d in docs] and batch[-1] is None
     assert de.deserialize_batch(batch, ctx()) == docs
     assert CJSONDeserializer(None, schema_registry_client=registry)(batch[3], ctx()) == docs[3]
-    with pytest.raises(serdes.ValidationError):
+    with pytest.raises(serdes.BatchError) as info:
         ser.serialize_batch([COMPLEX_DOC, bad_complex()], ctx())
-    with pytest.raises(serdes.ValidationError):
+    assert [(i, type(e)) for i, e in info.value.errors] == [(1, serdes.ValidationError)]
+    with pytest.raises(serdes.BatchError) as info:
         de.deserialize_batch([batch[0], batch[0][:5] + orjson.dumps(bad_complex())], ctx())
+    assert [(i, type(e)) for i, e in info.value.errors] == [(1, serdes.ValidationError)]
+    assert info.value.values == [docs[0], None]
 
 
 def test_cached_path_skips_confluent(registry, monkeypatch):
@@ -576,10 +583,11 @@ def test_clear_cache_and_array_path(registry):
     de = JSONDeserializer(None, schema_registry_client=registry)
     data = ser(COMPLEX_DOC, ctx())
     de(data, ctx())
-    assert ser._inline and de._inline
+    # the declared steps of the fast-path hook (serdes._serde.EncodeStep / ParseStep)
+    assert isinstance(ser._value_encoders[ctx().topic], EncodeStep) and de._steps
     ser.clear_cache()
     de.clear_cache()
-    assert not ser._inline and not ser._encoders and not de._inline and not de._decoders
+    assert not ser._value_encoders and not ser._encoders and not de._steps and not de._decoders
     assert ser(COMPLEX_DOC, ctx()) == data and de(data, ctx()) == COMPLEX_DOC
     bad = copy.deepcopy(COMPLEX_DOC)
     bad["lines"][2]["price"]["currency"] = "CHF"
@@ -626,9 +634,12 @@ def test_batch_equals_per_record_in_every_configuration(registry):
     assert plain.deserialize_batch(mixed, ctx("b")) == [plain(b, ctx("b")) for b in mixed]
     assert plain.deserialize_batch(mixed, ctx("b")) == [None] + docs + [docs[0], None]
     assert [u.id for u in objs.deserialize_batch(batch[1:], ctx("b"))] == list(range(10))
-    with pytest.raises(serdes.ValidationError, match=r"\$\.id"):
+    with pytest.raises(serdes.BatchError, match=r"\$\.id") as info:
         plain.deserialize_batch([batch[1], batch[1][:5] + b'{"id": "x", "name": "n", "email": "e"}'], ctx("b"))
-    with pytest.raises(serdes.CorruptPayloadError):
+    assert isinstance(info.value.errors[0][1], serdes.ValidationError)
+    with pytest.raises(serdes.BatchError) as info:
         plain.deserialize_batch([batch[1], batch[1][:5] + b"{"], ctx("b"))
-    with pytest.raises(serdes.ValidationError, match=r"\$\.id"):
+    assert isinstance(info.value.errors[0][1], serdes.CorruptPayloadError)
+    with pytest.raises(serdes.BatchError, match=r"\$\.id") as info:
         ser.serialize_batch([docs[0], dict(STANDARD_DOC, id="x")], ctx("b"))
+    assert isinstance(info.value.errors[0][1], serdes.ValidationError)

@@ -35,6 +35,9 @@ from serdes import (
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError
 from serdes.protobuf._schemas import index_path, schema_to_file_proto
 
+# the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
+
 TOPIC = "orders"
 CTX = SerializationContext(TOPIC, MessageField.VALUE)
 

@@ -34,6 +34,9 @@ from serdes.avro import AvroSerializer
 
 from tests.support.avro_encode_impl import avro_encode_impl  # noqa: F401 - the fixture
 
+# the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
+pytestmark = pytest.mark.usefixtures("implementation")
+
 FIELDS = [
     {"name": "n", "type": ["null", "int"]},
     {"name": "ns", "type": ["null", "string"], "default": None},

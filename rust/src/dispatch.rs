@@ -15,16 +15,18 @@
 //! which raises the typed error; an exception of a decoder is mapped by the same Python function
 //! (`_payload_error`), chained with `__cause__` as `raise ... from e` does.
 //!
-//! Entries are classified per lookup into [`DecodeEntry`] / [`EncodeEntry`]. A native decoder type
-//! (the Avro program runner) can get a direct arm there -- e.g. `DecodeEntry::NativeAvro(&Bound<
-//! AvroProgram>)`, matched by `cast::<AvroProgram>()` before the generic callable -- so it runs
-//! without a Python call at all.
+//! Entries are classified per lookup into [`DecodeEntry`] / [`EncodeEntry`]. The native Avro
+//! programs (`AvroDecoder`, `AvroEncoder`) have direct arms there, matched by type before the
+//! generic callable, so a cache hit on an Avro topic runs without any Python-level call.
 
 use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::{PyTraverseError, PyVisit};
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+use crate::avro::AvroDecoder;
+use crate::avro_encode::AvroEncoder;
 
 /// Magic byte of a Confluent frame carrying a 4-byte big-endian schema id.
 const MAGIC_ID: u8 = 0;
@@ -35,6 +37,8 @@ const ID_FRAME: usize = 5;
 enum DecodeEntry<'py> {
     /// `ParseStep(parse, validate, convert, fallback)`, executed here.
     Step(Bound<'py, PyTuple>),
+    /// A native Avro program (rust/src/avro): run on the frame's bytes with no Python call.
+    NativeAvro(Bound<'py, AvroDecoder>),
     /// Any `Decoder`: `decoder(data, 5, ctx)`.
     Callable(Bound<'py, PyAny>),
 }
@@ -43,6 +47,8 @@ enum DecodeEntry<'py> {
 enum EncodeEntry<'py> {
     /// `EncodeStep(prefix, validate, dumps, null_check, fallback)`, executed here.
     Step(Bound<'py, PyTuple>),
+    /// A native Avro encoder program (rust/src/avro_encode): run with no Python call.
+    NativeAvro(Bound<'py, AvroEncoder>),
     /// Any `Encoder`: `encoder(obj, ctx)`.
     Callable(Bound<'py, PyAny>),
 }
@@ -115,6 +121,9 @@ impl Dispatcher {
                 return DecodeEntry::Step(t);
             }
             unreachable!("ParseStep is a tuple");
+        }
+        if let Ok(d) = entry.cast::<AvroDecoder>() {
+            return DecodeEntry::NativeAvro(d.clone());
         }
         DecodeEntry::Callable(entry)
     }
@@ -215,6 +224,12 @@ impl Dispatcher {
                     };
                 }
                 step.get_item(3)?
+            }
+            DecodeEntry::NativeAvro(dec) => {
+                return match dec.get().decode_slice(py, b, ID_FRAME, Some(&ctx)) {
+                    Ok(v) => Ok(Some(v)),
+                    Err(e) => Err(self.payload_err(py, e, data, &ctx, schema_id)),
+                };
             }
             DecodeEntry::Callable(dec) => dec,
         };
@@ -344,6 +359,9 @@ impl EncodeDispatcher {
             }
             unreachable!("EncodeStep is a tuple");
         }
+        if let Ok(e) = entry.cast::<AvroEncoder>() {
+            return EncodeEntry::NativeAvro(e.clone());
+        }
         EncodeEntry::Callable(entry)
     }
 
@@ -448,6 +466,17 @@ impl EncodeDispatcher {
                     return Ok(out);
                 }
                 step.get_item(4)?
+            }
+            EncodeEntry::NativeAvro(enc) => {
+                return match enc.get().encode_value(py, obj.clone(), Some(c.clone())) {
+                    Ok(out) => Ok(out),
+                    Err(e) => {
+                        if e.is_instance(py, self.serdes_error.bind(py)) {
+                            self.located.bind(py).call1((e.value(py), c))?;
+                        }
+                        Err(e)
+                    }
+                };
             }
             EncodeEntry::Callable(enc) => enc,
         };

@@ -539,6 +539,31 @@ unsafe fn bytes_of<'a>(o: *mut ffi::PyObject) -> Option<&'a [u8]> {
     Some(std::slice::from_raw_parts(p as *const u8, n as usize))
 }
 
+impl AvroEncoder {
+    /// `prefix + payload` of one value: what `__call__` does, callable from Rust (the native
+    /// dispatcher) without a Python-level call.
+    pub fn encode_value<'py>(&self, py: Python<'py>, obj: Bound<'py, PyAny>, ctx: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        let value = match &self.to_dict {
+            Some(f) => f.bind(py).call1((obj, ctx.as_ref()))?,
+            None => obj,
+        };
+        let mut buf: Vec<u8> = Vec::with_capacity(self.capacity.load(Ordering::Relaxed));
+        buf.extend_from_slice(&self.prefix);
+        // SAFETY: `value` is held for the whole call; enc() takes a strong reference to every
+        // item it reads from a container before encoding it, and holds the GIL throughout.
+        match unsafe { self.enc(py, value.as_ptr(), self.prog.root, &mut buf, 0) } {
+            Ok(()) => {
+                if buf.len() > self.capacity.load(Ordering::Relaxed) {
+                    self.capacity.store(buf.len().min(CAPACITY_HINT_MAX), Ordering::Relaxed);
+                }
+                Ok(PyBytes::new(py, &buf).into_any())
+            }
+            Err(Stop::Bail) => self.fallback.bind(py).call1((value, ctx)),
+            Err(Stop::Raise(e)) => Err(e),
+        }
+    }
+}
+
 #[pymethods]
 impl AvroEncoder {
     /// `schema`: fastavro's parsed (and serdes-checked) schema; `fallback(value, ctx)`: the pure
@@ -598,24 +623,7 @@ impl AvroEncoder {
 
     #[pyo3(signature = (obj, ctx=None))]
     fn __call__<'py>(&self, py: Python<'py>, obj: Bound<'py, PyAny>, ctx: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
-        let value = match &self.to_dict {
-            Some(f) => f.bind(py).call1((obj, ctx.as_ref()))?,
-            None => obj,
-        };
-        let mut buf: Vec<u8> = Vec::with_capacity(self.capacity.load(Ordering::Relaxed));
-        buf.extend_from_slice(&self.prefix);
-        // SAFETY: `value` is held for the whole call; enc() takes a strong reference to every
-        // item it reads from a container before encoding it, and holds the GIL throughout.
-        match unsafe { self.enc(py, value.as_ptr(), self.prog.root, &mut buf, 0) } {
-            Ok(()) => {
-                if buf.len() > self.capacity.load(Ordering::Relaxed) {
-                    self.capacity.store(buf.len().min(CAPACITY_HINT_MAX), Ordering::Relaxed);
-                }
-                Ok(PyBytes::new(py, &buf).into_any())
-            }
-            Err(Stop::Bail) => self.fallback.bind(py).call1((value, ctx)),
-            Err(Stop::Raise(e)) => Err(e),
-        }
+        self.encode_value(py, obj, ctx)
     }
 
     /// The schema has a recursive named type (its values are bounded by ``max_depth``).

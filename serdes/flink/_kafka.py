@@ -17,7 +17,7 @@ import uuid
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 from confluent_kafka.serialization import MessageField, SerializationContext
-from pyflink.common import Types, WatermarkStrategy
+from pyflink.common import Row, Types, WatermarkStrategy
 from pyflink.common.typeinfo import TypeInformation
 from pyflink.datastream import DataStream, MapFunction, OutputTag, ProcessFunction
 from pyflink.datastream.connectors.base import DeliveryGuarantee
@@ -56,6 +56,9 @@ DEAD_LETTER_TAG = OutputTag("serdes-dead-letter", DEAD_LETTER_ROW_TYPE)
 ON_ERROR_FAIL = "fail"
 ON_ERROR_DEAD_LETTER = "dead_letter"
 ON_ERROR_SKIP = "skip"
+
+#: :meth:`DecodeFunction.decode`'s "nothing to emit" (tombstone or skipped record).
+NOTHING = object()
 
 
 def _create_in_worker(value_spec: SerdeSpec, key_spec: Optional[SerdeSpec]) -> Tuple[Any, Any]:
@@ -181,10 +184,18 @@ class DecodeFunction(ProcessFunction):
         self._registry_failures = group.counter("serdes_registry_failures")
 
     def process_element(self, row, ctx):
+        out = self.decode(row)
+        if out is not NOTHING:
+            yield out
+
+    def decode(self, row):
+        """One shim row -> what ``process_element`` emits: the decoded output, a dead-letter
+        ``(DEAD_LETTER_TAG, row)``, or :data:`NOTHING` (tombstone, skipped record).  A plain call,
+        for operators that decode inside their own ``process_element`` (no generator per record)."""
         topic, partition, offset, ts, raw_key, raw_value, headers = row
         if raw_value is None and self.skip_tombstones:
             self._tombstones.inc()
-            return
+            return NOTHING
         field = MessageField.VALUE
         try:
             value = self._value_de(
@@ -198,14 +209,12 @@ class DecodeFunction(ProcessFunction):
                 )
         except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
             dead = _poison_pill(self.on_error, self._failed, self._registry_failures, exc, row, topic, partition, offset, field)
-            if dead is not None:
-                yield dead
-            return
+            return NOTHING if dead is None else dead
         self._decoded.inc()
         out = KafkaRecord(topic, partition, offset, ts, key, value, headers) if self.include_metadata else value
         if self.emit is not None:
             out = self.emit(out)
-        yield out
+        return out
 
 
 def _dead_letter_row(row, err: BaseException):
@@ -381,8 +390,6 @@ class EncodeFunction(MapFunction):
         self._encoded = runtime_context.get_metrics_group().counter("serdes_encoded")
 
     def map(self, obj):
-        from pyflink.common import Row
-
         if self.decode_input is not None:
             obj = self.decode_input(obj)
         topic = self.topic_fn(obj) if self.topic_fn is not None else self.topic

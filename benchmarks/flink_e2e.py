@@ -401,17 +401,19 @@ CONFIG: dict = {}
 
 
 def cpu_seconds():
-    """(this process, the gateway JVM) CPU time so far, user + system.  The JVM holds the
-    MiniCluster (Kafka source/sink, Flink runtime; the Python workers too in thread mode); in
-    process mode the Python workers run in this process ("loopback"), so the two hold every
-    pipeline's work except the broker's."""
+    """(this process, the gateway JVM) CPU time so far, user + system, each with its finished
+    children's.  The JVM holds the MiniCluster (Kafka source/sink, Flink runtime; the Python
+    workers too in thread mode).  In process mode the Python workers run either in this process
+    ("loopback") or as processes the MiniCluster starts per task and ends with the job (seen
+    here: ``java -> bash -> python``); their CPU reaches the JVM's children's time once they are
+    reaped, so the two numbers hold every pipeline's work except the broker's."""
     from pyflink.java_gateway import get_gateway
 
     tick = os.sysconf("SC_CLK_TCK")
     out = []
     for pid in (os.getpid(), get_gateway().jvm.ProcessHandle.current().pid()):
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        out.append((int(fields[11]) + int(fields[12])) / tick)
+        out.append(sum(int(f) for f in fields[11:15]) / tick)  # utime stime cutime cstime
     return tuple(out)
 
 

@@ -33,8 +33,13 @@ with other jobs rates drop with everyone's load, while CPU per record mostly doe
 
     python benchmarks/flink_e2e.py [--records 40000] [--small 4000] [--formats avro,protobuf]
         [--modes process,thread] [--jobs baseline,serdes,kafka-keyed,value-keyed] [--sql]
-        [--repeats 3] [--config KEY=VALUE ...] [--bootstrap HOST:PORT --registry URL]
+        [--repeats 3] [--config KEY=VALUE ...] [--bootstrap HOST:PORT --registry URL] [--cluster]
         (default servers: $SERDES_TEST_BOOTSTRAP/$SERDES_TEST_REGISTRY_URL, else serdes.testing)
+
+``--cluster`` runs every job on a standalone cluster (``serdes.testing.LocalFlinkCluster``: one
+TaskManager with 2 slots, RocksDB), submitted with ``flink run --python`` (this file, ``--run-job``);
+parallelism 1, so records/s is per slot; the keyed function's timing line comes from the
+TaskManager's Python worker.  No CPU figures there.
 
 Every pipeline gets the same environment (``create_env`` defaults + ``--config``).  Each
 repetition runs every pipeline back to back (the order rotates between repetitions) so load

@@ -33,8 +33,13 @@ with other jobs rates drop with everyone's load, while CPU per record mostly doe
 
     python benchmarks/flink_e2e.py [--records 40000] [--small 4000] [--formats avro,protobuf]
         [--modes process,thread] [--jobs baseline,serdes,kafka-keyed,value-keyed] [--sql]
-        [--repeats 3] [--config KEY=VALUE ...] [--bootstrap HOST:PORT --registry URL]
+        [--repeats 3] [--config KEY=VALUE ...] [--bootstrap HOST:PORT --registry URL] [--cluster]
         (default servers: $SERDES_TEST_BOOTSTRAP/$SERDES_TEST_REGISTRY_URL, else serdes.testing)
+
+``--cluster`` runs every job on a standalone cluster (``serdes.testing.LocalFlinkCluster``: one
+TaskManager with 2 slots, RocksDB), submitted with ``flink run --python`` (this file, ``--run-job``);
+parallelism 1, so records/s is per slot; the keyed function's timing line comes from the
+TaskManager's Python worker.  No CPU figures there.
 
 Every pipeline gets the same environment (``create_env`` defaults + ``--config``).  Each
 repetition runs every pipeline back to back (the order rotates between repetitions) so load
@@ -253,14 +258,14 @@ def serdes_job(env, fmt, bootstrap, registry, t_in, t_out):
 
 
 def keyed_job(env, fmt, bootstrap, registry, t_in, t_out, key_by=None):
-    """One Python operator after the shuffle; its output is fused with write_kafka's encoder."""
+    """One Python operator after the shuffle: decode + keyed function + encode
+    (``process_to_kafka``: the encoder runs inside the keyed operator, rows go to the sink)."""
     spec = sf.avro(registry) if fmt == "avro" else sf.protobuf(Order, registry)
     if key_by is not None:
         key_by = dict_customer if fmt == "avro" else proto_customer
     keyed = sf.read_kafka_keyed(env, bootstrap, t_in, spec, key_type=Types.STRING(), key_by=key_by, bounded=True)
-    totals = keyed.process(DictTotals() if fmt == "avro" else ProtoTotals())
     out = sf.avro_serializer(registry, TOTAL_AVRO) if fmt == "avro" else sf.protobuf_serializer(CustomerTotal, registry)
-    sf.write_kafka(totals, bootstrap, t_out, out)
+    keyed.process_to_kafka(DictTotals() if fmt == "avro" else ProtoTotals(), bootstrap, t_out, out)
 
 
 def kafka_keyed_job(env, fmt, bootstrap, registry, t_in, t_out):
@@ -401,22 +406,26 @@ CONFIG: dict = {}
 
 
 def cpu_seconds():
-    """(this process, the gateway JVM) CPU time so far, user + system.  The JVM holds the
-    MiniCluster (Kafka source/sink, Flink runtime; the Python workers too in thread mode); in
-    process mode the Python workers run in this process ("loopback"), so the two hold every
-    pipeline's work except the broker's."""
+    """(this process, the gateway JVM) CPU time so far, user + system, each with its finished
+    children's.  The JVM holds the MiniCluster (Kafka source/sink, Flink runtime; the Python
+    workers too in thread mode).  In process mode the Python workers run either in this process
+    ("loopback") or as processes the MiniCluster starts per task and ends with the job (seen
+    here: ``java -> bash -> python``); their CPU reaches the JVM's children's time once they are
+    reaped, so the two numbers hold every pipeline's work except the broker's."""
     from pyflink.java_gateway import get_gateway
 
     tick = os.sysconf("SC_CLK_TCK")
     out = []
     for pid in (os.getpid(), get_gateway().jvm.ProcessHandle.current().pid()):
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        out.append((int(fields[11]) + int(fields[12])) / tick)
+        out.append(sum(int(f) for f in fields[11:15]) / tick)  # utime stime cutime cstime
     return tuple(out)
 
 
 def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
     """Run one pipeline; returns (records/s through the keyed function, net runtime s, CPU s)."""
+    if CLUSTER is not None:
+        return run_on_cluster(kind, fmt, mode, bootstrap, registry, t_in, expected)
     env = sf.create_env(execution_mode=mode, config=CONFIG)  # jars + python.executable for all (the baseline needs the connector too)
     cpu0 = cpu_seconds()
     t_out = f"bench-out-{kind}-{fmt}-{uuid.uuid4().hex[:6]}"
@@ -439,6 +448,56 @@ def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
     got = count_topic(bootstrap, t_out)
     assert got == expected, (kind, fmt, got, expected)
     return rate, net_ms / 1000, cpu
+
+
+#: the standalone cluster (``--cluster``): jobs are submitted with ``flink run --python`` instead
+CLUSTER = None
+
+
+def run_on_cluster(kind, fmt, mode, bootstrap, registry, t_in, expected):
+    """``flink run --python flink_e2e.py --run-job SPEC`` on the standalone cluster, parallelism 1;
+    the keyed function runs in a TaskManager's Python worker (process mode: a process of its own;
+    thread mode: inside the TaskManager JVM) and writes the same timing line.  No CPU figures."""
+    from serdes.flink import kafka_connector_jar, shim_jar
+
+    t_out = f"bench-out-{kind}-{fmt}-{uuid.uuid4().hex[:6]}"
+    timing = Path(TIMING_FILE)
+    timing.write_text("")
+    spec = {"kind": kind, "fmt": fmt, "mode": mode, "bootstrap": bootstrap, "registry": registry,
+            "t_in": t_in, "t_out": t_out, "timing": TIMING_FILE, "config": CONFIG}
+    connector = kafka_connector_jar()
+    jars = [connector, shim_jar(connector)] + ([avro_confluent_jar()] if kind == "sql" else [])
+    if kind == "sql":
+        create_log_append_topic(bootstrap, t_out)
+    job_id = CLUSTER.submit(Path(__file__), ["--run-job", json.dumps(spec)], jars=jars)
+    CLUSTER.wait_for_job(job_id, "FINISHED")
+    net = CLUSTER.job(job_id).get("duration", 0) / 1000
+    if kind == "sql":
+        rate = (expected - 1) / output_span_s(bootstrap, t_out)
+    else:
+        (line,) = timing.read_text().split("\n")[:-1]
+        first, last, count = line.split()
+        assert int(count) == expected, (kind, count, expected)
+        rate = (expected - 1) / (float(last) - float(first))
+    got = count_topic(bootstrap, t_out)
+    assert got == expected, (kind, fmt, got, expected)
+    return rate, net, (0.0, 0.0)
+
+
+def run_job(spec_json):
+    """The job side of :func:`run_on_cluster` (``flink run --python`` runs this file)."""
+    global TIMING_FILE
+    spec = json.loads(spec_json)
+    TIMING_FILE = spec["timing"]
+    CONFIG.update(spec["config"])
+    env = sf.create_env(execution_mode=spec["mode"], config=CONFIG)
+    kind = spec["kind"]
+    args = (env, spec["fmt"], spec["bootstrap"], spec["registry"], spec["t_in"], spec["t_out"])
+    if kind == "sql":
+        sql_job(*args)  # executeSql submits the INSERT job
+        return
+    JOBS[kind](*args)
+    env.execute(f"e2e-{kind}-{spec['fmt']}-{spec['mode']}")
 
 
 def servers(stack: contextlib.ExitStack, bootstrap=None, registry=None):
@@ -467,7 +526,15 @@ def main(argv=None):
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--config", action="append", default=[], help="extra Flink KEY=VALUE for every pipeline")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--cluster", action="store_true",
+                    help="run every job on a standalone Flink cluster (serdes.testing.LocalFlinkCluster, "
+                         "1 TaskManager, 2 slots), submitted with flink run --python, parallelism 1")
+    ap.add_argument("--run-job", help=argparse.SUPPRESS)  # the job side of --cluster
     args = ap.parse_args(argv)
+    if args.run_job:
+        return run_job(args.run_job)
+    if args.cluster and args.small:
+        ap.error("--small (CPU per record) measures the client's processes: not with --cluster")
     n, n0 = args.records, args.small
     global TIMING_FILE
     TIMING_FILE = os.path.join(tempfile.gettempdir(), f"serdes-flink-e2e-{os.getpid()}.timing")
@@ -476,8 +543,13 @@ def main(argv=None):
     modes = args.modes.split(",")
 
     results = {}
+    global CLUSTER
     with contextlib.ExitStack() as stack:
         bootstrap, registry = servers(stack, args.bootstrap, args.registry)
+        if args.cluster:
+            from serdes.testing import LocalFlinkCluster
+
+            CLUSTER = stack.enter_context(LocalFlinkCluster(taskmanagers=1, slots=2))
         for fmt in args.formats.split(","):
             t_in = f"bench-in-{fmt}-{n}-{uuid.uuid4().hex[:6]}"
             produce(bootstrap, registry, fmt, t_in, n)
@@ -527,7 +599,9 @@ def main(argv=None):
 
     Path(TIMING_FILE).unlink(missing_ok=True)
     out = {"benchmark": "flink_e2e", "records": n, "method": "(N - 1) / (last - first record time in the keyed function); SQL: output LogAppendTime span", "python": platform.python_version(),
-           "cpus": os.cpu_count(), "parallelism": 1, "modes": modes, "repeats": args.repeats,
+           "cpus": os.cpu_count(), "parallelism": 1,
+           "where": "standalone cluster (1 TaskManager, flink run --python)" if args.cluster else "MiniCluster",
+           "load_average": [round(x, 2) for x in os.getloadavg()], "modes": modes, "repeats": args.repeats,
            "config": {"python.fn-execution.bundle.size": sf.DEFAULT_BUNDLE_SIZE, **CONFIG}, "results": results,
            "targets": {"kafka-keyed": ">= 2.5x baseline", "value-keyed": ">= 1.8x baseline"}}
     d = Path(args.out)
@@ -535,7 +609,8 @@ def main(argv=None):
     (d / "flink_e2e.json").write_text(json.dumps(out, indent=2) + "\n")
     md = ["# flink_e2e", "",
           f"Kafka -> decode -> keyed ValueState running total per customer -> encode -> Kafka; "
-          f"N={n:,} records, 97 keys, parallelism 1 (records/s = per slot), MiniCluster, "
+          f"N={n:,} records, 97 keys, parallelism 1 (records/s = per slot), {out['where']}, "
+          f"load average at the end {out['load_average']}, "
           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, local KRaft broker + registry. "
           f"records/s = (N - 1) / (time of the last - time of the first record in the keyed function, "
           f"the same function in every Python pipeline); SQL: between the broker append times of the first "

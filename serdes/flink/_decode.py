@@ -102,6 +102,10 @@ class DecodingFunction(ProcessFunction):
         return () if dead is None else (dead,)
 
 
+#: :meth:`DecodeFunction.decode`'s "nothing to emit" (tombstone or skipped record).
+NOTHING = object()
+
+
 class DecodeFunction(DecodingFunction):
     """Decodes shim rows with registry deserializers built once per worker in :meth:`open`.
 
@@ -140,10 +144,18 @@ class DecodeFunction(DecodingFunction):
         self._key_de = None
 
     def process_element(self, row: Any, ctx: Any) -> Iterator[Any]:
+        out = self.decode(row)
+        if out is not NOTHING:
+            yield out
+
+    def decode(self, row: Any) -> Any:
+        """One shim row -> what ``process_element`` emits: the decoded output, a dead-letter
+        ``(DEAD_LETTER_TAG, row)``, or :data:`NOTHING` (tombstone, skipped record). A plain call,
+        for operators that decode inside their own ``process_element`` (no generator per record)."""
         topic, partition, offset, ts, raw_key, raw_value, headers = row
         if raw_value is None and self.skip_tombstones:
             self._tombstones.inc()
-            return
+            return NOTHING
         field = MessageField.VALUE
         try:
             value = self._value_de(
@@ -156,10 +168,10 @@ class DecodeFunction(DecodingFunction):
                     raw_key, FlinkSerializationContext(topic, MessageField.KEY, headers, partition, offset)
                 )
         except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
-            yield from self._reject(exc, row, field)
-            return
+            rejected = self._reject(exc, row, field)
+            return rejected[0] if rejected else NOTHING
         self._decoded.inc()
         out = KafkaRecord(topic, partition, offset, ts, key, value, headers) if self.include_metadata else value
         if self.emit is not None:
             out = self.emit(out)
-        yield out
+        return out

@@ -35,6 +35,7 @@ from ._decode import (  # noqa: F401  (re-exported)
     ON_ERROR_DEAD_LETTER,
     ON_ERROR_FAIL,
     ON_ERROR_SKIP,
+    NOTHING,
     DecodeFunction,
     DecodingFunction,
 )

@@ -22,6 +22,7 @@ dead-letter rows of both operators are in :meth:`KafkaKeyedStream.dead_letters`.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Union
 
 from pyflink.common import Row, Types, WatermarkStrategy
@@ -34,6 +35,7 @@ from ._env import configure
 from ._graph import ATTR_CHECKS, StrictTypeError, keyed_by_field0
 from ._kafka import (
     DEAD_LETTER_TAG,
+    NOTHING,
     ON_ERROR_FAIL,
     RECORD_ROW_TYPE,
     PRODUCER_ROW_TYPE,
@@ -102,6 +104,35 @@ class _StrictStateContext:
         return attr
 
 
+class BatchedCounter:
+    """A metric counter whose increments reach the wrapped counter in batches.
+
+    PyFlink's ``Counter.inc`` costs a Beam metric update (process mode) or a call into the JVM
+    (thread mode) per call, a few percent of a keyed record's Python time.  Pending increments
+    are added to ``counter`` once ``every`` have accumulated, on the first ``inc`` at least
+    ``seconds`` after the last flush, and on :meth:`flush` (the operator's ``close()``), so the
+    metric trails the records by at most ``every - 1`` of them or ``seconds`` while they flow.
+    """
+
+    __slots__ = ("_counter", "_pending", "_every", "_seconds", "_clock", "_due")
+
+    def __init__(self, counter, every: int = 256, seconds: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self._counter, self._every, self._seconds, self._clock = counter, every, seconds, clock
+        self._pending = 0
+        self._due = clock() + seconds
+
+    def inc(self, n: int = 1) -> None:
+        self._pending += n
+        if self._pending >= self._every or self._clock() >= self._due:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            self._counter.inc(self._pending)
+            self._pending = 0
+        self._due = self._clock() + self._seconds
+
+
 class KafkaKeyedProcess(KeyedProcessFunction):
     """The keyed operator: decodes ``Row(topic, ..., value, headers)``, calls ``fn`` with the value.
 
@@ -125,32 +156,46 @@ class KafkaKeyedProcess(KeyedProcessFunction):
 
     def open(self, runtime_context) -> None:
         self.decode.open(runtime_context)
+        # decoded/encoded are counted per record; PyFlink's counter inc() is a Beam metric update
+        # (process mode) or a call into the JVM (thread mode) each time, so batch them
+        self._batched = [BatchedCounter(self.decode._decoded)]
+        self.decode._decoded = self._batched[0]
         if self.sink_encoder is not None:
             self.sink_encoder.open(runtime_context)
+            self._batched.append(BatchedCounter(self.sink_encoder._encoded))
+            self.sink_encoder._encoded = self._batched[1]
             self.encode = self.sink_encoder.map
-        self._decode_row = self.decode.process_element
+        self._decode_one = self.decode.decode
         self._user = self.fn.process_element
         if hasattr(self.fn, "open"):
             self.fn.open(_StrictStateContext(runtime_context, self.strict_types, self.operator_name))
 
     def close(self) -> None:
+        for counter in getattr(self, "_batched", ()):
+            counter.flush()
         if hasattr(self.fn, "close"):
             self.fn.close()
 
     def process_element(self, row, ctx):
+        # one plain decode call, no generator per record (this runs for every record of the job)
+        value = self._decode_one(row)
+        if value is NOTHING:
+            return
+        if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
+            yield value  # dead letter
+            return
+        outputs = self._user(value, ctx)
+        if outputs is None:
+            return
         encode = self.encode
-        for value in self._decode_row(row, ctx):
-            if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
-                yield value  # dead letter
-                continue
-            outputs = self._user(value, ctx)
-            if outputs is None:
-                continue
-            for out in outputs:
-                if encode is None or (type(out) is tuple and len(out) == 2 and isinstance(out[0], OutputTag)):
-                    yield out
-                else:
-                    yield encode(out)
+        if encode is None:
+            yield from outputs
+            return
+        for out in outputs:
+            if type(out) is tuple and len(out) == 2 and isinstance(out[0], OutputTag):
+                yield out
+            else:
+                yield encode(out)
 
     def on_timer(self, timestamp, ctx):
         outputs = self.fn.on_timer(timestamp, ctx)

@@ -128,6 +128,17 @@ class LocalFlinkCluster:
 
     # -- addresses ---------------------------------------------------------------------------
     @property
+    def lib_dir(self) -> Path:
+        """``FLINK_LIB_DIR``: the wheel's ``lib/`` jars plus ``opt/flink-python-*.jar`` (symlinks).
+
+        With flink-python (and so pemja) on the TaskManagers' own classpath, as in Flink's PyFlink
+        Docker images, thread mode works for every job: loaded per job from the job's jars, pemja
+        loads libpython in each job's class loader, and the second thread-mode job on a
+        TaskManager fails (``UnsatisfiedLinkError`` caught by pemja, then
+        ``NoSuchFieldException: loadedLibraryNames`` on JDK 17)."""
+        return self.workdir / "lib"
+
+    @property
     def conf_dir(self) -> Path:
         return self.workdir / "conf"
 
@@ -149,6 +160,7 @@ class LocalFlinkCluster:
         """The environment for the cluster's scripts and the ``flink`` CLI."""
         env = dict(os.environ)
         env["FLINK_CONF_DIR"] = str(self.conf_dir)
+        env["FLINK_LIB_DIR"] = str(self.lib_dir)
         env["FLINK_LOG_DIR"] = str(log_dir or self.workdir / "client-log")
         env["FLINK_PID_DIR"] = str(pid_dir or self.workdir)
         # find-flink-home.sh asks this Python for pyflink's location
@@ -192,6 +204,8 @@ class LocalFlinkCluster:
             # because a loaded 2-core machine can stall a JVM for seconds
             "heartbeat.interval": "2000",
             "heartbeat.timeout": "30000",
+            # pemja (thread mode) from the TaskManager's classpath, never from a job's jars: see lib_dir
+            "classloader.parent-first-patterns.additional": "pemja.",
             "python.executable": self.python,
             "python.client.executable": self.python,
         }
@@ -205,6 +219,11 @@ class LocalFlinkCluster:
             if f.is_file() and f.name != "config.yaml":
                 shutil.copy2(f, self.conf_dir / f.name)
         (self.workdir / "tmp").mkdir(exist_ok=True)
+        self.lib_dir.mkdir(exist_ok=True)
+        for jar in [*sorted((flink_home() / "lib").glob("*.jar")), *sorted((flink_home() / "opt").glob("flink-python-*.jar"))]:
+            link = self.lib_dir / jar.name
+            if not link.is_symlink():
+                link.symlink_to(jar)
         lines = ["# written by serdes.testing.LocalFlinkCluster (flat keys; YAML 1.2 + JSON scalars)"]
         lines += [f"{key}: {json.dumps(str(value))}" for key, value in self._config().items()]
         (self.conf_dir / "config.yaml").write_text("\n".join(lines) + "\n")

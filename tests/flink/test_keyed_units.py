@@ -68,6 +68,8 @@ def test_keyed_process_decodes_calls_user_function_and_encodes():
     dead = list(op.process_element(row(2, b"bad"), None))
     assert len(dead) == 1 and dead[0][0] == sf.DEAD_LETTER_TAG
     assert dead[0][1][2] == 2 and dead[0][1][8] == "RecordDecodeError"
+    assert rc.group.counters["serdes_failed"].n == 1  # failures are counted at once
+    op.close()  # flushes the batched decoded count
     assert rc.group.counters["serdes_decoded"].n == 1 and rc.group.counters["serdes_failed"].n == 1
     # it is pickled with the job
     again = pickle.loads(pickle.dumps(sf.KafkaKeyedProcess(Echo(), _decode())))
@@ -123,3 +125,39 @@ def test_kafka_key_types():
 def test_value_keyed_needs_a_key_type():
     with pytest.raises(ValueError, match="key_type"):
         sf.read_kafka_keyed(None, "b:1", "t", sf.avro("http://127.0.0.1:1"), key_by=lambda v: v)
+
+
+def test_batched_counter_flushes_by_count_time_and_close():
+    from serdes.flink._keyed import BatchedCounter
+    from tests.support.flink_context import Counter
+
+    now = [0.0]
+    inner = Counter()
+    c = BatchedCounter(inner, every=3, seconds=1.0, clock=lambda: now[0])
+    c.inc()
+    c.inc()
+    assert inner.n == 0
+    c.inc()
+    assert inner.n == 3  # every=3
+    c.inc()
+    now[0] = 1.5
+    c.inc()
+    assert inner.n == 5  # a second passed since the last flush
+    c.inc(4)
+    assert inner.n == 9  # a batch of 4 >= every
+    c.inc()
+    c.flush()
+    c.flush()
+    assert inner.n == 10
+
+
+def test_keyed_process_fast_path_tombstones_and_skips_emit_nothing():
+    op = sf.KafkaKeyedProcess(Echo(), _decode("skip"), encode=str.upper)
+    rc = _RuntimeContext()
+    op.open(rc)
+    assert list(op.process_element(row(1, None), None)) == []  # tombstone
+    assert list(op.process_element(row(2, b"bad"), None)) == []  # skipped poison pill
+    assert list(op.process_element(row(3, b"ok"), None)) == ["OK", (OTHER, "side")]
+    op.close()
+    counters = {k: v.n for k, v in rc.group.counters.items()}
+    assert counters["serdes_tombstones"] == 1 and counters["serdes_failed"] == 1 and counters["serdes_decoded"] == 1

@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
 
 from . import _pyflink
 from ._jars import jar_url, kafka_connector_jar
 from ._shim import shim_jar
+
+if TYPE_CHECKING:  # pyflink is imported where it is used (create_env, from_sequence)
+    from pyflink.datastream import DataStream, StreamExecutionEnvironment
 
 _CONFIGURED_ATTR = "_serdes_configured"
 DEFAULT_BUNDLE_SIZE = 10_000
@@ -46,7 +49,7 @@ def _worker_pythonpath() -> Optional[Path]:
     pkg = Path(serdes.__file__).resolve().parent
     if _fresh_interpreter_finds(pkg):
         return None
-    from ._jars import cache_dir
+    from .._mvn import cache_dir
 
     root = cache_dir() / "pythonpath" / hashlib.sha256(str(pkg).encode()).hexdigest()[:12]
     link = root / "serdes"
@@ -60,11 +63,12 @@ def _worker_pythonpath() -> Optional[Path]:
     return root
 
 
-def _env_config(env):
+def _env_config(env: StreamExecutionEnvironment) -> Any:
     return _pyflink.env_config(env)
 
 
-def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: bool = True):
+def configure(env: StreamExecutionEnvironment, connector_jar: str | os.PathLike[str] | None = None,
+              ship_serdes: bool = True) -> StreamExecutionEnvironment:
     """Prepare a ``StreamExecutionEnvironment`` for serdes' Kafka sources/sinks.
 
     * adds the Kafka connector jar (``$SERDES_FLINK_KAFKA_JAR`` or fetched via mvn) and the
@@ -98,12 +102,12 @@ def configure(env, connector_jar: str | os.PathLike | None = None, ship_serdes: 
 
 def create_env(
     parallelism: int = 1,
-    connector_jar: str | os.PathLike | None = None,
+    connector_jar: str | os.PathLike[str] | None = None,
     execution_mode: str | None = None,
     chaining: bool = True,
-    config: dict | None = None,
+    config: Dict[str, Any] | None = None,
     strict_types: bool = False,
-):
+) -> StreamExecutionEnvironment:
     """A configured ``StreamExecutionEnvironment`` (``execution_mode``: "process" or "thread").
 
     ``execution_mode="thread"`` (or ``python.execution-mode: thread`` in ``config``): building the
@@ -148,7 +152,7 @@ def create_env(
     return configure(env, connector_jar)
 
 
-def from_sequence(env, start: int, end: int, name: str = "sequence"):
+def from_sequence(env: StreamExecutionEnvironment, start: int, end: int, name: str = "sequence") -> DataStream:
     """A bounded DataStream of longs ``start..end`` (inclusive) from Flink's NumberSequenceSource.
 
     (``env.from_collection`` of byte arrays fails and ``execute_and_collect`` is slow; generate

@@ -23,30 +23,38 @@ dead-letter rows of both operators are in :meth:`KafkaKeyedStream.dead_letters`.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from pyflink.common import Row, Types, WatermarkStrategy
 from pyflink.common.typeinfo import TypeInformation
-from pyflink.datastream import KeyedProcessFunction, OutputTag, ProcessFunction
+from pyflink.datastream import (
+    DataStream,
+    DataStreamSink,
+    KeyedProcessFunction,
+    KeyedStream,
+    OutputTag,
+    ProcessFunction,
+    RuntimeContext,
+    StreamExecutionEnvironment,
+)
+from pyflink.datastream.connectors.base import DeliveryGuarantee
+from pyflink.datastream.connectors.kafka import KafkaOffsetsInitializer
+from pyflink.datastream.state import StateDescriptor
+from pyflink.metrics import Counter
 
+from .._errors import StrictTypeError
 from . import _pyflink
 from ._codecs import SerdeSpec
+from ._connectors import kafka_record_sink, kafka_record_source, record_source
+from ._decode import NOTHING, ON_ERROR_FAIL, DecodeFunction
+from ._encode import EncodeFunction
 from ._env import configure
-from ._graph import ATTR_CHECKS, StrictTypeError, keyed_by_field0
-from ._kafka import (
-    DEAD_LETTER_TAG,
-    NOTHING,
-    ON_ERROR_FAIL,
-    RECORD_ROW_TYPE,
-    PRODUCER_ROW_TYPE,
-    DecodeFunction,
-    EncodeFunction,
-    kafka_record_sink,
-    _record_source,
-    kafka_record_source,
-)
+from ._graph import ATTR_CHECKS, keyed_by_field0
+from ._records import DEAD_LETTER_TAG, PRODUCER_ROW_TYPE, RECORD_ROW_TYPE
 from ._shim import KEYED_DESERIALIZER_CLASS
-from ._types import BytesCodecTypeInfo, get_typed_state
+from ._typed_state import get_typed_state
+from ._typed_stream import TypedStream
+from ._typeinfo import BytesCodecTypeInfo
 
 def _kafka_key_encoding(key_type: TypeInformation) -> str:
     """The shim's key encoding for a ``key_type`` (the Java key is always a String)."""
@@ -59,7 +67,7 @@ def _kafka_key_encoding(key_type: TypeInformation) -> str:
         f"Types.PRIMITIVE_ARRAY(Types.BYTE()) (any bytes, state keyed by their latin-1 string), not {key_type!r}")
 
 
-def _pickled_in(type_info, path: str = "") -> Optional[str]:
+def _pickled_in(type_info: Optional[TypeInformation], path: str = "") -> Optional[str]:
     """Where a (composite) PyFlink ``TypeInformation`` contains pickled bytes, or ``None``."""
     from pyflink.common.typeinfo import PickledBytesTypeInfo
 
@@ -75,10 +83,10 @@ def _pickled_in(type_info, path: str = "") -> Optional[str]:
 class _StrictStateContext:
     """Runtime-context proxy: typed protobuf states, and no pickled state under ``strict_types``."""
 
-    def __init__(self, ctx, strict: bool, operator: str) -> None:
+    def __init__(self, ctx: RuntimeContext, strict: bool, operator: str) -> None:
         self._ctx, self._strict, self._operator = ctx, strict, operator
 
-    def _check(self, descriptor) -> None:
+    def _check(self, descriptor: StateDescriptor) -> None:
         if not self._strict:
             return
         where = _pickled_in(getattr(descriptor, "type_info", None))
@@ -90,14 +98,14 @@ class _StrictStateContext:
                 "Types.LONG(), Types.TUPLE([...]), a ProtobufValueStateDescriptor)",
                 [(self._operator, f"state {name!r}")])
 
-    def get_state(self, descriptor):
+    def get_state(self, descriptor: StateDescriptor) -> Any:
         self._check(descriptor)
         return get_typed_state(self._ctx, descriptor)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         attr = getattr(self._ctx, name)
         if name.startswith("get_") and name.endswith("_state") and callable(attr):
-            def checked(descriptor, _get=attr):
+            def checked(descriptor: StateDescriptor, _get: Callable[[StateDescriptor], Any] = attr) -> Any:
                 self._check(descriptor)
                 return _get(descriptor)
             return checked
@@ -116,7 +124,8 @@ class BatchedCounter:
 
     __slots__ = ("_counter", "_pending", "_every", "_seconds", "_clock", "_due")
 
-    def __init__(self, counter, every: int = 256, seconds: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, counter: Counter, every: int = 256, seconds: float = 1.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self._counter, self._every, self._seconds, self._clock = counter, every, seconds, clock
         self._pending = 0
         self._due = clock() + seconds
@@ -154,21 +163,26 @@ class KafkaKeyedProcess(KeyedProcessFunction):
         self.operator_name = operator_name
         self.sink_encoder = sink_encoder
 
-    def open(self, runtime_context) -> None:
+    def open(self, runtime_context: RuntimeContext) -> None:
         self.decode.open(runtime_context)
         # decoded/encoded are counted per record; PyFlink's counter inc() is a Beam metric update
         # (process mode) or a call into the JVM (thread mode) each time, so batch them
-        self._batched = [BatchedCounter(self.decode._decoded)]
-        self.decode._decoded = self._batched[0]
+        # (a BatchedCounter is no pyflink Counter subclass: it has inc(), the one Counter method
+        # DecodeFunction and EncodeFunction call, hence the two ignores)
+        self._batched: List[BatchedCounter] = [BatchedCounter(self.decode._decoded)]
+        self.decode._decoded = self._batched[0]  # type: ignore[assignment]  # duck-typed Counter
         if self.sink_encoder is not None:
             self.sink_encoder.open(runtime_context)
             self._batched.append(BatchedCounter(self.sink_encoder._encoded))
-            self.sink_encoder._encoded = self._batched[1]
+            self.sink_encoder._encoded = self._batched[1]  # type: ignore[assignment]  # as above
             self.encode = self.sink_encoder.map
         self._decode_one = self.decode.decode
         self._user = self.fn.process_element
         if hasattr(self.fn, "open"):
-            self.fn.open(_StrictStateContext(runtime_context, self.strict_types, self.operator_name))
+            # the proxy is a RuntimeContext by delegation (__getattr__), not by subclassing: as a subclass
+            # it would be abstract, and RuntimeContext's methods would bypass the forwarding
+            self.fn.open(_StrictStateContext(runtime_context, self.strict_types,  # type: ignore[arg-type]
+                                             self.operator_name))
 
     def close(self) -> None:
         for counter in getattr(self, "_batched", ()):
@@ -176,7 +190,7 @@ class KafkaKeyedProcess(KeyedProcessFunction):
         if hasattr(self.fn, "close"):
             self.fn.close()
 
-    def process_element(self, row, ctx):
+    def process_element(self, row: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:
         # one plain decode call, no generator per record (this runs for every record of the job)
         value = self._decode_one(row)
         if value is NOTHING:
@@ -197,7 +211,7 @@ class KafkaKeyedProcess(KeyedProcessFunction):
             else:
                 yield encode(out)
 
-    def on_timer(self, timestamp, ctx):
+    def on_timer(self, timestamp: int, ctx: KeyedProcessFunction.OnTimerContext) -> Iterator[Any]:
         outputs = self.fn.on_timer(timestamp, ctx)
         if outputs is None:
             return
@@ -215,13 +229,13 @@ class KeyByDecodedField(ProcessFunction):
         self.decode = decode
         self.key_by = key_by
 
-    def open(self, runtime_context) -> None:
+    def open(self, runtime_context: RuntimeContext) -> None:
         self.decode.open(runtime_context)
         if hasattr(self.key_by, "open"):
             self.key_by.open(runtime_context)
-        self._get_key = getattr(self.key_by, "get_key", self.key_by)
+        self._get_key: Callable[[Any], Any] = getattr(self.key_by, "get_key", self.key_by)
 
-    def process_element(self, row, ctx):
+    def process_element(self, row: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
         for value in self.decode.process_element(row, ctx):
             if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
                 yield value
@@ -232,25 +246,23 @@ class KeyByDecodedField(ProcessFunction):
 class KafkaKeyedStream:
     """Records of a Kafka topic keyed before any user code runs; see :func:`read_kafka_keyed`."""
 
-    def __init__(self, keyed, decode: DecodeFunction, key_type: TypeInformation, key_operator=None,
-                 strict_types: bool = False) -> None:
+    def __init__(self, keyed: KeyedStream, decode: DecodeFunction, key_type: TypeInformation,
+                 key_operator: Optional[DataStream] = None, strict_types: bool = False) -> None:
         self.keyed_stream = keyed
         self.key_type = key_type
         self._decode = decode
         self._key_operator = key_operator  # value-keyed shape: the decode + key operator
         self._strict_types = strict_types
-        self._outputs: List = []
+        self._outputs: List[DataStream] = []
 
     def process(self, fn: KeyedProcessFunction, output_type: Optional[TypeInformation] = None,
-                name: str = "serdes-keyed"):
+                name: str = "serdes-keyed") -> Union[DataStream, TypedStream]:
         """Run ``fn`` (a ``KeyedProcessFunction``) on the decoded values; returns its output stream.
 
         ``output_type`` as for PyFlink's ``process`` (default: pickled objects; fused with a
         following :func:`~serdes.flink.write_kafka` no coder runs); a
         :class:`~serdes.flink.ProtobufTypeInformation` returns a ``TypedStream``.
         """
-        from ._types import TypedStream
-
         if not isinstance(fn, KeyedProcessFunction):
             raise TypeError(f"process() needs a KeyedProcessFunction, not {type(fn).__name__}")
         encode = output_type.encoder() if isinstance(output_type, BytesCodecTypeInfo) else None
@@ -265,8 +277,9 @@ class KafkaKeyedStream:
                          key: Optional[SerdeSpec] = None, key_fn: Optional[Callable[[Any], Any]] = None,
                          value_fn: Optional[Callable[[Any], Any]] = None,
                          topic_fn: Optional[Callable[[Any], str]] = None,
-                         delivery_guarantee=None, properties: Optional[Dict[str, str]] = None,
-                         transactional_id_prefix: Optional[str] = None, name: str = "serdes-keyed"):
+                         delivery_guarantee: Optional[DeliveryGuarantee] = None,
+                         properties: Optional[Dict[str, str]] = None,
+                         transactional_id_prefix: Optional[str] = None, name: str = "serdes-keyed") -> DataStreamSink:
         """``fn`` and :func:`~serdes.flink.write_kafka`'s encoding in ONE operator, then the Kafka sink.
 
         Same arguments as ``write_kafka``.  Unlike ``process(fn)`` + ``write_kafka`` (fused by
@@ -274,8 +287,6 @@ class KafkaKeyedStream:
         "dead_letter"``, a side output of ``fn`` or ``create_env(chaining=False)``), this never
         adds a second Python operator.  Returns the sink's ``DataStreamSink``.
         """
-        from pyflink.datastream.connectors.base import DeliveryGuarantee
-
         if not isinstance(fn, KeyedProcessFunction):
             raise TypeError(f"process_to_kafka() needs a KeyedProcessFunction, not {type(fn).__name__}")
         encoder = EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn)
@@ -287,7 +298,7 @@ class KafkaKeyedStream:
                                  properties, transactional_id_prefix)
         return rows.sink_to(sink).name(f"kafka-sink:{topic}")
 
-    def dead_letters(self):
+    def dead_letters(self) -> DataStream:
         """Dead-letter rows (``DEAD_LETTER_ROW_TYPE``) of the decode operator(s) of this stream."""
         streams = [s.get_side_output(DEAD_LETTER_TAG) for s in
                    ([self._key_operator] if self._key_operator is not None else []) + self._outputs]
@@ -297,17 +308,17 @@ class KafkaKeyedStream:
 
 
 def read_kafka_keyed(
-    env,
+    env: StreamExecutionEnvironment,
     bootstrap_servers: str,
     topics: Union[str, Sequence[str]],
     value: SerdeSpec,
-    key_type: TypeInformation = None,
+    key_type: Optional[TypeInformation] = None,
     key_by: Optional[Callable[[Any], Any]] = None,
     key: Optional[SerdeSpec] = None,
     on_error: str = ON_ERROR_FAIL,
     include_metadata: bool = False,
     group_id: Optional[str] = None,
-    starting_offsets=None,
+    starting_offsets: Optional[KafkaOffsetsInitializer] = None,
     bounded: bool = False,
     properties: Optional[Dict[str, str]] = None,
     name: Optional[str] = None,
@@ -327,18 +338,19 @@ def read_kafka_keyed(
     ``key`` (a key deserializer) only decodes ``KafkaRecord.key`` for ``include_metadata=True``.
     Other arguments as for :func:`~serdes.flink.read_kafka`.
     """
-    if key_by is not None and key_type is None:
+    if key_by is None:
+        key_type = key_type or Types.STRING()
+    elif key_type is None:
         raise ValueError("key_by= needs key_type= (e.g. Types.STRING()): a pickled key cannot be "
                          "hashed consistently across Python workers")
-    encoding = _kafka_key_encoding(key_type or Types.STRING()) if key_by is None else None
+    encoding = _kafka_key_encoding(key_type) if key_by is None else None
     configure(env)
     strict = getattr(env, ATTR_CHECKS, (False, False))[1]
     topics_label = ",".join([topics] if isinstance(topics, str) else topics)
     source_name = name or f"kafka:{topics_label}"
     decode = DecodeFunction(value, key, on_error, include_metadata, skip_tombstones)
     if key_by is None:
-        key_type = key_type or Types.STRING()
-        source = _record_source(bootstrap_servers, topics, _pyflink.new_java_object(KEYED_DESERIALIZER_CLASS, encoding),
+        source = record_source(bootstrap_servers, topics, _pyflink.new_java_object(KEYED_DESERIALIZER_CLASS, encoding),
                                 group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
         keyed = keyed_by_field0(rows, Types.STRING(), RECORD_ROW_TYPE)

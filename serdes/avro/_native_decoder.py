@@ -6,9 +6,10 @@ with :func:`compile_decoder` -- so the schema checks (``_schema_check``, name an
 the eager resolution errors and the :class:`Unsupported` reader schemas behave exactly as they do
 without the extension, and the pure decoder is at hand as the fallback. It then lowers the same
 (writer, reader) pair into a list of node tuples, taking every resolution decision the generator
-takes (fastavro's ``match_schemas``/``match_types``, promotions, reader defaults, enum defaults,
-union branch choice, ``return_record_name``, the items budget and the depth checks of shared and
-recursive named records) and hands the list to ``_serdes_native.AvroDecoder``, which compiles it
+takes through the same functions of :mod:`serdes.avro._decgen` (fastavro's ``match_schemas``/
+``match_types``, promotions, logical types, reader defaults, enum defaults, union branch choice,
+``return_record_name``), with the items budget and the depth checks of shared and recursive named
+records the generator applies, and hands the list to ``_serdes_native.AvroDecoder``, which compiles it
 once into its node arena and decodes with a native loop. The program format is private to this
 module and ``rust/src/avro/schema.rs``.
 

@@ -40,7 +40,7 @@ its own, so any schema depth compiles.
 from __future__ import annotations
 
 from decimal import Context
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
 
 from fastavro._read_common import SchemaResolutionError
 from fastavro.const import AVRO_TYPES
@@ -60,7 +60,10 @@ except Exception:  # pragma: no cover - fastavro layout change
     _fa_match_schemas = None
     _fa_match_types = None
 
-__all__ = ["DecoderGenerator", "decoder_schemas"]
+__all__ = [
+    "DecoderGenerator", "decoder_schemas", "enum_table", "is_plain_decimal", "logical_reader", "match_schemas",
+    "match_types", "promotion", "resolve_fields", "union_branch_name", "union_branch_reader",
+]
 
 # fastavro's built-in logical readers, captured at import: a table entry still pointing at one of
 # these is inlined; anything else in the table (user- or confluent-registered) is called.
@@ -77,6 +80,8 @@ _INLINE_LOGICAL = {
 }
 
 _NUMERIC_PROMOTE = {("int", "float"), ("int", "double"), ("long", "float"), ("long", "double")}
+_DECIMAL_KEYS = ("bytes-decimal", "fixed-decimal")
+_PROMOTE_CODE = {"float": "float({v})", "encode": "{v}.encode()", "decode": "{v}.decode()"}
 
 
 def _logical_key(schema: Any) -> Optional[str]:
@@ -85,6 +90,122 @@ def _logical_key(schema: Any) -> Optional[str]:
     lt = schema.get("logicalType")
     if lt:
         return f"{schema['type']}-{lt}"
+    return None
+
+
+# -- resolution decisions -------------------------------------------------------------------------
+# fastavro's rules for reading a writer schema as a reader schema, as data: the generator emits code
+# from them and the native lowering (serdes.avro._native_decoder) program nodes, so both decide alike.
+
+def match_schemas(w: Any, r: Any, names: Dict[str, Any]) -> Any:
+    """fastavro's ``match_schemas``: the reader schema ``w`` is read as (raises SchemaResolutionError)."""
+    if _fa_match_schemas is None:  # pragma: no cover - fastavro layout change
+        raise Unsupported("fastavro resolution rules unavailable")
+    return _fa_match_schemas(w, r, names)
+
+
+def match_types(w: Any, r: Any, names: Dict[str, Any]) -> bool:
+    """fastavro's ``match_types``: whether writer schema ``w`` can be read as ``r``."""
+    if _fa_match_types is None:  # pragma: no cover - fastavro layout change
+        raise Unsupported("fastavro resolution rules unavailable")
+    return bool(_fa_match_types(w, r, names))
+
+
+def logical_reader(w: Any) -> Optional[Tuple[str, Any, bool]]:
+    """How a value of writer schema ``w`` is finished by its logical type: ``(key, fn, builtin)``,
+    ``fn`` from fastavro's ``LOGICAL_READERS``, ``builtin`` whether it is still fastavro's own;
+    ``None``: no logical type, or none the table reads (then promotions apply)."""
+    key = _logical_key(w)
+    if key is None:
+        return None
+    fn = LOGICAL_READERS.get(key)
+    if fn is None:
+        return None
+    return key, fn, fn is _BUILTIN_LOGICAL.get(key)
+
+
+def is_plain_decimal(key: str, w: Any) -> bool:
+    """A decimal whose precision and scale are ints (precision > 0): built without fastavro's reader."""
+    return key in _DECIMAL_KEYS and type(w.get("precision")) is int and type(w.get("scale", 0)) is int \
+        and w["precision"] > 0
+
+
+def promotion(rt: str, r: Any) -> Optional[str]:
+    """The promotion of a value of writer type ``rt`` read as ``r``: ``"float"``, ``"encode"``
+    (string to bytes), ``"decode"`` (bytes to string) or ``None``."""
+    if r is None:
+        return None
+    rr = type_of(r)
+    if (rt, rr) in _NUMERIC_PROMOTE:
+        return "float"
+    if rt == "string" and rr == "bytes":
+        return "encode"
+    if rt == "bytes" and rr == "string":
+        return "decode"
+    return None
+
+
+def enum_table(syms: List[str], r: Any) -> List[Optional[str]]:
+    """The value each writer symbol index reads as against reader enum ``r`` (falsy: none): the
+    symbol when the reader has it, else the reader's default, else ``None`` (a read error)."""
+    if not r:
+        return list(syms)
+    if not isinstance(r, dict) or "symbols" not in r:
+        raise Unsupported("enum reader")
+    rsyms = r["symbols"]
+    default = r.get("default")
+    return [s if s in rsyms else (default if default else None) for s in syms]
+
+
+def resolve_fields(w: Any, r: Any) -> Iterator[Tuple[Any, Any]]:
+    """Writer record ``w`` read as reader record ``r``, field by field in fastavro's order: each
+    writer field with the reader field it is read into (``None``: skipped), then ``(None, field)``
+    for each reader field no writer field fills (its default, or a mismatch)."""
+    if not isinstance(r, dict) or "fields" not in r:
+        raise Unsupported("record reader")
+    readers: Dict[str, Any] = {}
+    aliases: Dict[str, Any] = {}
+    for f in r["fields"]:
+        readers[f["name"]] = f
+        for a in f.get("aliases", []):
+            aliases[a] = f
+    for f in w["fields"]:
+        rf = readers.get(f["name"], aliases.get(f["name"]))
+        if rf:
+            if rf["name"] not in readers:
+                raise Unsupported("reader field matched twice")
+            del readers[rf["name"]]
+            yield f, rf
+        else:
+            yield f, None
+    for f in list(readers.values()):
+        yield None, f
+
+
+def union_branch_reader(branch: Any, r: Any, names: Dict[str, Any]) -> Optional[Tuple[Any, Any]]:
+    """What writer union ``branch`` is read as against reader ``r`` (first match, fastavro's rule):
+    ``(reader schema, matched reader-union branch or None)``; ``None`` when nothing matches."""
+    if not isinstance(r, list):
+        return (r, None) if match_types(branch, r, names) else None
+    for rb in r:
+        if match_types(branch, rb, names):
+            return rb, rb
+    return None
+
+
+def union_branch_name(
+    branch: Any, idx_reader: Any, writer_named: Dict[str, Any], reader_named: Dict[str, Any],
+) -> Optional[str]:
+    """With ``return_record_name``: the record name a union branch's value is tagged with (``None``:
+    not a named type)."""
+    brt = type_of(branch)
+    try:
+        if brt == "record":
+            return idx_reader["name"] if idx_reader else branch["name"]  # type: ignore[no-any-return]
+        if brt not in AVRO_TYPES:
+            return reader_named[idx_reader]["name"] if idx_reader else writer_named[branch]["name"]  # type: ignore[no-any-return]
+    except Exception as err:
+        raise Unsupported(f"return_record_name lookup: {err}") from None
     return None
 
 
@@ -163,16 +284,6 @@ class DecoderGenerator(Generator):
         return self._entry("def validate(data, pos):", body, ["    return pos"])
 
     # -- emitting helpers -------------------------------------------------------------------------
-    def match(self, w: Any, r: Any) -> Any:
-        if _fa_match_schemas is None:  # pragma: no cover - fastavro layout change
-            raise Unsupported("fastavro resolution rules unavailable")
-        return _fa_match_schemas(w, r, self.resolution_names)
-
-    def match_types(self, w: Any, r: Any) -> bool:
-        if _fa_match_types is None:  # pragma: no cover - fastavro layout change
-            raise Unsupported("fastavro resolution rules unavailable")
-        return bool(_fa_match_types(w, r, self.resolution_names))
-
     def mismatch(self, out: List[str], ind: str, msg: str, cond: bool) -> None:
         if not cond:
             self.eager_errors.append(msg)
@@ -311,7 +422,7 @@ class DecoderGenerator(Generator):
         rt = type_of(w)
         if r:
             try:
-                r = self.match(w, r)
+                r = match_schemas(w, r, self.resolution_names)
             except SchemaResolutionError as err:
                 self.mismatch(out, ind, str(err), cond)
                 return
@@ -373,54 +484,33 @@ class DecoderGenerator(Generator):
         else:  # pragma: no cover
             raise Unsupported(rt)
 
-        key = _logical_key(w) if isinstance(w, dict) and "logicalType" in w else None
-        if key is not None:
-            fn = LOGICAL_READERS.get(key)
-            if fn is not None:
-                if fn is _BUILTIN_LOGICAL.get(key) and key in _INLINE_LOGICAL:
-                    out.append(f"{ind}{t} = " + _INLINE_LOGICAL[key].format(v=t))
-                elif fn is _BUILTIN_LOGICAL.get(key) and key in ("bytes-decimal", "fixed-decimal") \
-                        and type(w.get("precision")) is int and type(w.get("scale", 0)) is int \
-                        and w["precision"] > 0:
-                    ctxn = self.const(Context(prec=w["precision"]), "dctx")
-                    scale = self.const(-w.get("scale", 0), "scale")
-                    out.append(
-                        f"{ind}{t} = {ctxn}.create_decimal(int.from_bytes({t}, 'big', signed=True))"
-                        f".scaleb({scale}, {ctxn})"
-                    )
-                else:
-                    fnn = self.const(fn, "lfn")
-                    wn = self.const(w, "ws")
-                    rn = self.const(r, "rs")
-                    out.append(f"{ind}{t} = {fnn}({t}, {wn}, {rn})")
-                return
-        if r is not None:
-            rr = type_of(r)
-            if (rt, rr) in _NUMERIC_PROMOTE:
-                out.append(f"{ind}{t} = float({t})")
-            elif rt == "string" and rr == "bytes":
-                out.append(f"{ind}{t} = {t}.encode()")
-            elif rt == "bytes" and rr == "string":
-                out.append(f"{ind}{t} = {t}.decode()")
+        logical = logical_reader(w)
+        if logical is not None:
+            key, fn, builtin = logical
+            if builtin and key in _INLINE_LOGICAL:
+                out.append(f"{ind}{t} = " + _INLINE_LOGICAL[key].format(v=t))
+            elif builtin and is_plain_decimal(key, w):
+                ctxn = self.const(Context(prec=w["precision"]), "dctx")
+                scale = self.const(-w.get("scale", 0), "scale")
+                out.append(
+                    f"{ind}{t} = {ctxn}.create_decimal(int.from_bytes({t}, 'big', signed=True))"
+                    f".scaleb({scale}, {ctxn})"
+                )
+            else:
+                fnn = self.const(fn, "lfn")
+                wn = self.const(w, "ws")
+                rn = self.const(r, "rs")
+                out.append(f"{ind}{t} = {fnn}({t}, {wn}, {rn})")
+            return
+        promote = promotion(rt, r)
+        if promote is not None:
+            out.append(f"{ind}{t} = " + _PROMOTE_CODE[promote].format(v=t))
 
     def read_enum(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
         syms = w["symbols"]
-        table: Dict[int, Any] = {}
-        missing = False
-        if r:
-            if not isinstance(r, dict) or "symbols" not in r:
-                raise Unsupported("enum reader")
-            rsyms = r["symbols"]
-            default = r.get("default")
-            for index, s in enumerate(syms):
-                if s in rsyms:
-                    table[index] = s
-                elif default:
-                    table[index] = default
-                else:
-                    missing = True
-        else:
-            table = dict(enumerate(syms))
+        resolved = enum_table(syms, r)
+        table: Dict[int, Any] = {index: s for index, s in enumerate(resolved) if s is not None}
+        missing = bool(r) and None in resolved
         tn = self.const(table, "enum")
         i = self.fresh("i")
         self.read_long(out, ind, i)
@@ -478,33 +568,16 @@ class DecoderGenerator(Generator):
             i2 = ind + "    "
             idx_reader = None
             if r:
-                if not isinstance(r, list):
-                    if self.match_types(branch, r):
-                        self.read(out, i2, branch, r, t, True)
-                    else:
-                        out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
-                        continue
-                else:
-                    for rb in r:
-                        if self.match_types(branch, rb):
-                            idx_reader = rb
-                            self.read(out, i2, branch, rb, t, True)
-                            break
-                    else:
-                        out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
-                        continue
+                found = union_branch_reader(branch, r, self.resolution_names)
+                if found is None:
+                    out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
+                    continue
+                rb, idx_reader = found
+                self.read(out, i2, branch, rb, t, True)
             else:
                 self.read(out, i2, branch, None, t, True)
             if self.return_record_name:
-                brt = type_of(branch)
-                name = None
-                try:
-                    if brt == "record":
-                        name = idx_reader["name"] if idx_reader else branch["name"]
-                    elif brt not in AVRO_TYPES:
-                        name = self.reader_named[idx_reader]["name"] if idx_reader else self.named[branch]["name"]
-                except Exception as err:
-                    raise Unsupported(f"return_record_name lookup: {err}") from None
+                name = union_branch_name(branch, idx_reader, self.named, self.reader_named)
                 if name is not None:
                     out.append(f"{i2}{t} = ({self.const(name, 'rn')}, {t})")
         out.append(f"{ind}else:")
@@ -555,35 +628,23 @@ class DecoderGenerator(Generator):
                 self.read(out, ind, f["type"], None, v, cond)
                 pairs.append((f["name"], v))
         else:
-            if not isinstance(r, dict) or "fields" not in r:
-                raise Unsupported("record reader")
-            readers = {}
-            aliases = {}
-            for f in r["fields"]:
-                readers[f["name"]] = f
-                for a in f.get("aliases", []):
-                    aliases[a] = f
-            for f in w["fields"]:
-                rf = readers.get(f["name"], aliases.get(f["name"]))
-                if rf:
-                    if rf["name"] not in readers:
-                        raise Unsupported("reader field matched twice")
+            for f, rf in resolve_fields(w, r):
+                if f is None:
+                    if "default" in rf:
+                        d = rf["default"]
+                        if isinstance(d, (dict, list)):
+                            pairs.append((rf["name"], f"_deepcopy({self.const(d, 'dflt')})"))
+                        else:
+                            pairs.append((rf["name"], self.const(d, "dflt")))
+                    else:
+                        self.mismatch(out, ind, f"No default value for field {rf['name']} in {r.get('name')}", cond)
+                        pairs.append((rf["name"], "None"))
+                elif rf is None:
+                    self.skip(out, ind, f["type"])
+                else:
                     v = self.fresh()
                     self.read(out, ind, f["type"], rf["type"], v, cond)
                     pairs.append((rf["name"], v))
-                    del readers[rf["name"]]
-                else:
-                    self.skip(out, ind, f["type"])
-            for f in readers.values():
-                if "default" in f:
-                    d = f["default"]
-                    if isinstance(d, (dict, list)):
-                        pairs.append((f["name"], f"_deepcopy({self.const(d, 'dflt')})"))
-                    else:
-                        pairs.append((f["name"], self.const(d, "dflt")))
-                else:
-                    self.mismatch(out, ind, f"No default value for field {f['name']} in {r.get('name')}", cond)
-                    pairs.append((f["name"], "None"))
         # field names are repr() literals: the dict display stays a literal (fast), and a name
         # can only ever be a string constant in the code
         out.append(f"{ind}{t} = {{" + ", ".join(f"{k!r}: {v}" for k, v in pairs) + "}")

@@ -6,9 +6,10 @@ with :func:`compile_decoder` -- so the schema checks (``_schema_check``, name an
 the eager resolution errors and the :class:`Unsupported` reader schemas behave exactly as they do
 without the extension, and the pure decoder is at hand as the fallback. It then lowers the same
 (writer, reader) pair into a list of node tuples, taking every resolution decision the generator
-takes (fastavro's ``match_schemas``/``match_types``, promotions, reader defaults, enum defaults,
-union branch choice, ``return_record_name``, the items budget and the depth checks of shared and
-recursive named records) and hands the list to ``_serdes_native.AvroDecoder``, which compiles it
+takes through the same functions of :mod:`serdes.avro._decgen` (fastavro's ``match_schemas``/
+``match_types``, promotions, logical types, reader defaults, enum defaults, union branch choice,
+``return_record_name``), with the items budget and the depth checks of shared and recursive named
+records the generator applies, and hands the list to ``_serdes_native.AvroDecoder``, which compiles it
 once into its node arena and decodes with a native loop. The program format is private to this
 module and ``rust/src/avro/schema.rs``.
 
@@ -30,24 +31,17 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from fastavro import parse_schema
 from fastavro._read_common import SchemaResolutionError
 from fastavro.const import AVRO_TYPES
-from fastavro.read import LOGICAL_READERS
 
 from .._errors import CorruptPayloadError, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
 from .._native import active
 from .._serde import Decoder
 from ._codegen import compile_decoder
-
-# the resolution rules the generator uses (fastavro's pure-Python ones; untyped, hence Callable)
-_fa_match_schemas: Optional[Callable[..., Any]] = None
-_fa_match_types: Optional[Callable[..., Any]] = None
-try:
-    from fastavro._read_py import match_schemas as _ms
-    from fastavro._read_py import match_types as _mt
-
-    _fa_match_schemas, _fa_match_types = _ms, _mt
-except Exception:  # pragma: no cover - fastavro layout change
-    pass
+from ._decgen import (
+    DecoderGenerator, enum_table, is_plain_decimal, logical_reader, match_schemas, promotion,
+    resolve_fields, union_branch_name, union_branch_reader,
+)
+from ._generator import Unsupported, is_raw_bytes, named_types, type_of
 
 __all__ = ["compile_native_decoder", "lower", "MAX_NATIVE_DEPTH"]
 
@@ -61,9 +55,8 @@ NULL, BOOL, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, ARRAY, MAP, UNION, 
  P_CALL) = range(12)
 
 _NOPOST: Tuple[Any, ...] = (P_NONE,)
-# fastavro's built-in logical readers, captured at import as the generator captures them: a table
-# entry still pointing at one of these is done natively, anything else is called
-_BUILTIN_LOGICAL = dict(LOGICAL_READERS)
+# the logical types done natively while fastavro's built-in reader is still in its table (the
+# generator's _INLINE_LOGICAL); any other entry is called
 _NATIVE_LOGICAL = {
     "long-timestamp-millis": (P_TS_MS,),
     "long-timestamp-micros": (P_TS_US,),
@@ -74,71 +67,13 @@ _NATIVE_LOGICAL = {
     # natively into UUID(int=...) exactly as uuid.UUID(str) builds it; any other form calls uuid.UUID
     "string-uuid": (P_UUID, _uuid.UUID, _uuid.SafeUUID.unknown),
 }
-_NUMERIC_PROMOTE = {("int", "float"), ("int", "double"), ("long", "float"), ("long", "double")}
+_PROMOTE_POST = {"float": (P_FLOAT,), "encode": (P_ENCODE,), "decode": (P_DECODE,)}
+# the node of each fixed-width primitive; reading and skipping one is the same step
+_PRIMITIVE = {"null": NULL, "boolean": BOOL, "int": LONG, "long": LONG, "float": FLOAT, "double": DOUBLE}
 
 
 class _Fallback(Exception):
     """The lowering meets something the native decoder does not do: use the pure decoder."""
-
-
-def _rtype(schema: Any) -> Any:
-    if isinstance(schema, dict):
-        return schema["type"]
-    if isinstance(schema, list):
-        return "union"
-    return schema
-
-
-def _walk_names(schema: Any, names: Dict[str, Any], counts: Dict[str, int]) -> None:
-    """Named types (fullname -> definition) and how often each is used: the generator's census,
-    which decides which records get a depth check."""
-    if isinstance(schema, list):
-        for s in schema:
-            _walk_names(s, names, counts)
-    elif isinstance(schema, dict):
-        t = schema.get("type")
-        if t in ("record", "error", "enum", "fixed") and "name" in schema:
-            name = schema["name"]
-            counts[name] = counts.get(name, 0) + 1
-            if name in names:
-                return
-            names[name] = schema
-            if t in ("record", "error"):
-                for f in schema.get("fields", ()):
-                    _walk_names(f["type"], names, counts)
-        elif t == "array":
-            _walk_names(schema.get("items"), names, counts)
-        elif t == "map":
-            _walk_names(schema.get("values"), names, counts)
-        elif isinstance(t, (dict, list)):
-            _walk_names(t, names, counts)
-    elif isinstance(schema, str) and schema not in AVRO_TYPES:
-        counts[schema] = counts.get(schema, 0) + 1
-
-
-def _min_size(schema: Any, named: Dict[str, Any], seen: Optional[set] = None) -> int:  # type: ignore[type-arg]
-    """0 when a value of ``schema`` can take no bytes (then a block count is not bounded by the
-    bytes left, only by the items budget)."""
-    t = _rtype(schema)
-    if t == "null":
-        return 0
-    if t in ("record", "error", "request"):
-        seen = set() if seen is None else seen
-        if id(schema) in seen:
-            return 1
-        seen.add(id(schema))
-        return 1 if any(_min_size(f["type"], named, seen) for f in schema["fields"]) else 0
-    if t == "fixed":
-        return 1 if schema["size"] > 0 else 0
-    if t in AVRO_TYPES:
-        return 1
-    if t in named:
-        seen = set() if seen is None else seen
-        if t in seen:
-            return 1
-        seen.add(t)
-        return _min_size(named[t], named, seen)
-    return 1
 
 
 def _fixed_size(w: Any) -> int:
@@ -153,9 +88,9 @@ class _Lowering:
         self.wnamed: Dict[str, Any] = {}
         self.rnamed: Dict[str, Any] = {}
         self.wcounts: Dict[str, int] = {}
-        _walk_names(writer, self.wnamed, self.wcounts)
+        named_types(writer, self.wnamed, self.wcounts)
         if reader is not None:
-            _walk_names(reader, self.rnamed, {})
+            named_types(reader, self.rnamed, {})
         self.named = {"writer": self.wnamed, "reader": self.rnamed}
         self.rrn = return_record_name
         self.nodes: List[Any] = []
@@ -173,13 +108,40 @@ class _Lowering:
         return name is not None and (self.wcounts.get(name, 0) > 1 or name in self.building)
 
     # -- read -------------------------------------------------------------------------------------
+    def named_node(
+        self, name: Any, cache: Dict[Any, int], key: Any, build: Callable[[bool], Tuple[Any, ...]],
+        keep: Any = None,
+    ) -> int:
+        """The node of record ``name``: built in place (``build(False)``), or, when the generator
+        gives it a function of its own, the one depth-checked node (``build(True)``) kept in
+        ``cache`` under ``key``, which recursion refers to while it is built (``keep``: an object
+        whose ``id`` is part of ``key``, kept alive with the program)."""
+        if self.shared(name):
+            node = cache.get(key)
+            if node is None:
+                node = self.add((MISMATCH, _NOPOST, "placeholder"))  # filled below
+                cache[key] = node
+                if keep is not None:
+                    self.keep.append(keep)
+                self.building.add(name)
+                try:
+                    self.nodes[node] = build(True)
+                finally:
+                    self.building.discard(name)
+            return node
+        if name is not None:
+            self.building.add(name)
+        try:
+            return self.add(build(False))
+        finally:
+            if name is not None:
+                self.building.discard(name)
+
     def read(self, w: Any, r: Any) -> int:
-        rt = _rtype(w)
+        rt = type_of(w)
         if r:
-            if _fa_match_schemas is None:  # pragma: no cover - fastavro layout change
-                raise _Fallback("fastavro resolution rules unavailable")
             try:
-                r = _fa_match_schemas(w, r, self.named)
+                r = match_schemas(w, r, self.named)
             except SchemaResolutionError as e:
                 return self.add((MISMATCH, _NOPOST, str(e)))
         if rt not in AVRO_TYPES:
@@ -192,16 +154,8 @@ class _Lowering:
                 rnext = self.rnamed.get(r)
             return self.read(self.wnamed[rt], rnext)
         post = self.post(w, r, rt)
-        if rt == "null":
-            return self.add((NULL, post))
-        if rt == "boolean":
-            return self.add((BOOL, post))
-        if rt in ("int", "long"):
-            return self.add((LONG, post))
-        if rt == "float":
-            return self.add((FLOAT, post))
-        if rt == "double":
-            return self.add((DOUBLE, post))
+        if rt in _PRIMITIVE:
+            return self.add((_PRIMITIVE[rt], post))
         if rt == "string":
             return self.add((STRING, post))
         if rt == "bytes":
@@ -212,7 +166,7 @@ class _Lowering:
             return self.enum(w, r, post)
         if rt == "array":
             item = self.read(w["items"], r["items"] if r else None)
-            return self.add((ARRAY, post, item, _min_size(w["items"], self.wnamed)))
+            return self.add((ARRAY, post, item, DecoderGenerator.min_size(w["items"], self.wnamed)))
         if rt == "map":
             value = self.read(w["values"], r["values"] if r else None)
             return self.add((MAP, post, value))
@@ -224,45 +178,25 @@ class _Lowering:
 
     def post(self, w: Any, r: Any, rt: str) -> Tuple[Any, ...]:
         """What happens to the value read: a logical type (keyed on the writer), else a promotion."""
-        if isinstance(w, dict) and w.get("logicalType"):
-            key = f"{w['type']}-{w['logicalType']}"
-            fn = LOGICAL_READERS.get(key)
-            if fn is not None:
-                builtin = fn is _BUILTIN_LOGICAL.get(key)
-                if builtin and key in _NATIVE_LOGICAL:
-                    return _NATIVE_LOGICAL[key]
-                if builtin and key in ("bytes-decimal", "fixed-decimal") and type(w.get("precision")) is int \
-                        and type(w.get("scale", 0)) is int and w["precision"] > 0:
-                    ctx = Context(prec=w["precision"])
-                    return (P_DECIMAL, ctx.create_decimal, -w.get("scale", 0), ctx, Decimal, w["precision"])
-                return (P_CALL, fn, w, r)
-        if r is not None:
-            rr = _rtype(r)
-            if (rt, rr) in _NUMERIC_PROMOTE:
-                return (P_FLOAT,)
-            if rt == "string" and rr == "bytes":
-                return (P_ENCODE,)
-            if rt == "bytes" and rr == "string":
-                return (P_DECODE,)
-        return _NOPOST
+        logical = logical_reader(w)
+        if logical is not None:
+            key, fn, builtin = logical
+            if builtin and key in _NATIVE_LOGICAL:
+                return _NATIVE_LOGICAL[key]
+            if builtin and is_plain_decimal(key, w):
+                ctx = Context(prec=w["precision"])
+                return (P_DECIMAL, ctx.create_decimal, -w.get("scale", 0), ctx, Decimal, w["precision"])
+            return (P_CALL, fn, w, r)
+        return _PROMOTE_POST.get(promotion(rt, r) or "", _NOPOST)
 
     def enum(self, w: Any, r: Any, post: Tuple[Any, ...]) -> int:
         syms = w["symbols"]
-        table: List[Optional[str]] = list(syms)
-        miss: List[Optional[str]] = [None] * len(syms)
-        if r:
-            if not isinstance(r, dict) or "symbols" not in r:
-                raise _Fallback("enum reader")
-            rsyms = r["symbols"]
-            default = r.get("default")
-            for i, s in enumerate(syms):
-                if s in rsyms:
-                    table[i] = s
-                elif default:
-                    table[i] = default
-                else:
-                    table[i] = None
-                    miss[i] = f"{s} not found in reader symbol list {r.get('name')}, known symbols: {list(rsyms)}"
+        table = enum_table(syms, r)
+        miss: List[Optional[str]] = [
+            f"{s} not found in reader symbol list {r.get('name')}, known symbols: {list(r['symbols'])}"
+            if r and v is None else None
+            for s, v in zip(syms, table, strict=True)
+        ]
         return self.add((ENUM, post, table, miss))
 
     def union(self, w: Any, r: Any) -> int:
@@ -271,59 +205,22 @@ class _Lowering:
         for branch in w:
             idx_reader = None
             if r:
-                if _fa_match_types is None:  # pragma: no cover
-                    raise _Fallback("fastavro resolution rules unavailable")
-                if not isinstance(r, list):
-                    if not _fa_match_types(branch, r, self.named):
-                        branches.append((-1, None, nomatch))
-                        continue
-                    node = self.read(branch, r)
-                else:
-                    for rb in r:
-                        if _fa_match_types(branch, rb, self.named):
-                            idx_reader = rb
-                            node = self.read(branch, rb)
-                            break
-                    else:
-                        branches.append((-1, None, nomatch))
-                        continue
+                found = union_branch_reader(branch, r, self.named)
+                if found is None:
+                    branches.append((-1, None, nomatch))
+                    continue
+                rb, idx_reader = found
+                node = self.read(branch, rb)
             else:
                 node = self.read(branch, None)
-            name = None
-            if self.rrn:
-                brt = _rtype(branch)
-                try:
-                    if brt == "record":
-                        name = idx_reader["name"] if idx_reader else branch["name"]
-                    elif brt not in AVRO_TYPES:
-                        name = self.rnamed[idx_reader]["name"] if idx_reader else self.wnamed[branch]["name"]
-                except Exception as e:
-                    raise _Fallback(f"return_record_name lookup: {e}") from None
+            name = union_branch_name(branch, idx_reader, self.wnamed, self.rnamed) if self.rrn else None
             branches.append((node, name, None))
         return self.add((UNION, _NOPOST, branches))
 
     def record_ref(self, w: Any, r: Any, post: Tuple[Any, ...]) -> int:
         name = w.get("name")
-        if self.shared(name):
-            key = (name, id(r) if r is not None else None)
-            node = self.records.get(key)
-            if node is None:
-                node = self.add((MISMATCH, _NOPOST, "placeholder"))  # filled below; recursion refers to it
-                self.records[key] = node
-                self.keep.append(r)
-                self.building.add(name)
-                try:
-                    self.nodes[node] = self.record(w, r, post, True)
-                finally:
-                    self.building.discard(name)
-            return node
-        if name is not None:
-            self.building.add(name)
-        try:
-            return self.add(self.record(w, r, post, False))
-        finally:
-            if name is not None:
-                self.building.discard(name)
+        return self.named_node(name, self.records, (name, id(r) if r is not None else None),
+                               lambda check: self.record(w, r, post, check), keep=r)
 
     def record(self, w: Any, r: Any, post: Tuple[Any, ...], check: bool) -> Tuple[Any, ...]:
         keys: List[str] = []
@@ -335,51 +232,31 @@ class _Lowering:
                 actions.append((self.read(f["type"], None), len(keys)))
                 keys.append(f["name"])
         else:
-            if not isinstance(r, dict) or "fields" not in r:
-                raise _Fallback("record reader")
-            readers: Dict[str, Any] = {}
-            aliases: Dict[str, Any] = {}
-            for f in r["fields"]:
-                readers[f["name"]] = f
-                for a in f.get("aliases", []):
-                    aliases[a] = f
-            for f in w["fields"]:
-                rf = readers.get(f["name"], aliases.get(f["name"]))
-                if rf:
-                    if rf["name"] not in readers:
-                        raise _Fallback("reader field matched twice")
+            for f, rf in resolve_fields(w, r):
+                if f is None:
+                    if "default" in rf:
+                        d = rf["default"]
+                        defaults.append((len(keys), d, isinstance(d, (dict, list))))
+                    elif mismatch is None:
+                        mismatch = f"No default value for field {rf['name']} in {r.get('name')}"
+                    keys.append(rf["name"])
+                elif rf is None:
+                    actions.append((self.skip(f["type"]), -1))
+                else:
                     actions.append((self.read(f["type"], rf["type"]), len(keys)))
                     keys.append(rf["name"])
-                    del readers[rf["name"]]
-                else:
-                    actions.append((self.skip(f["type"]), -1))
-            for f in readers.values():
-                if "default" in f:
-                    d = f["default"]
-                    defaults.append((len(keys), d, isinstance(d, (dict, list))))
-                elif mismatch is None:
-                    mismatch = f"No default value for field {f['name']} in {r.get('name')}"
-                keys.append(f["name"])
         return (RECORD, post, keys, actions, defaults, mismatch, check)
 
     # -- skip -------------------------------------------------------------------------------------
     def skip(self, w: Any) -> int:
-        rt = _rtype(w)
+        rt = type_of(w)
         if rt not in AVRO_TYPES:
             if not isinstance(rt, str) or rt not in self.wnamed:
                 raise _Fallback("unknown named type")
             w = self.wnamed[rt]
-            rt = _rtype(w)
-        if rt == "null":
-            return self.add((NULL, _NOPOST))
-        if rt == "boolean":
-            return self.add((BOOL, _NOPOST))
-        if rt in ("int", "long"):
-            return self.add((LONG, _NOPOST))
-        if rt == "float":
-            return self.add((FLOAT, _NOPOST))
-        if rt == "double":
-            return self.add((DOUBLE, _NOPOST))
+            rt = type_of(w)
+        if rt in _PRIMITIVE:
+            return self.add((_PRIMITIVE[rt], _NOPOST))
         if rt in ("string", "bytes"):
             return self.add((BYTES, _NOPOST))
         if rt == "fixed":
@@ -388,40 +265,19 @@ class _Lowering:
             return self.add((ENUM, _NOPOST, list(w["symbols"]), [None] * len(w["symbols"])))
         if rt == "array":
             item = self.skip(w["items"])
-            return self.add((ARRAY, _NOPOST, item, _min_size(w["items"], self.wnamed)))
+            return self.add((ARRAY, _NOPOST, item, DecoderGenerator.min_size(w["items"], self.wnamed)))
         if rt == "map":
             return self.add((MAP, _NOPOST, self.skip(w["values"])))
         if rt in ("union", "error_union"):
             return self.add((UNION, _NOPOST, [(self.skip(b), None, None) for b in w]))
         if rt in ("record", "error", "request"):
             name = w.get("name")
-            if self.shared(name):
-                node = self.skips.get(name)
-                if node is None:
-                    node = self.add((MISMATCH, _NOPOST, "placeholder"))
-                    self.skips[name] = node
-                    self.building.add(name)
-                    try:
-                        self.nodes[node] = self.skip_record(w, True)
-                    finally:
-                        self.building.discard(name)
-                return node
-            if name is not None:
-                self.building.add(name)
-            try:
-                return self.add(self.skip_record(w, False))
-            finally:
-                if name is not None:
-                    self.building.discard(name)
+            return self.named_node(name, self.skips, name, lambda check: self.skip_record(w, check))
         raise _Fallback(f"type {rt}")  # pragma: no cover
 
     def skip_record(self, w: Any, check: bool) -> Tuple[Any, ...]:
         actions = [(self.skip(f["type"]), -1) for f in w["fields"]]
         return (RECORD, _NOPOST, [], actions, [], None, check)
-
-
-def _is_raw_bytes(schema: Any) -> bool:
-    return schema == "bytes" or (isinstance(schema, dict) and schema.get("type") == "bytes")
 
 
 def lower(writer: Any, reader: Any = None, return_record_name: bool = False) -> Tuple[List[Any], int]:
@@ -432,10 +288,13 @@ def lower(writer: Any, reader: Any = None, return_record_name: bool = False) -> 
         reader = parse_schema(reader)
         if writer == reader:
             reader = None
-    if _is_raw_bytes(writer):
+    if is_raw_bytes(writer):
         raise _Fallback("raw bytes writer")
     low = _Lowering(writer, reader, return_record_name)
-    root = low.read(writer, reader)
+    try:
+        root = low.read(writer, reader)
+    except Unsupported as e:  # the shared resolution helpers' word for a path not reproduced
+        raise _Fallback(str(e)) from None
     return low.nodes, root
 
 

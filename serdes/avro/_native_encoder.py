@@ -25,6 +25,7 @@ from .. import _native
 from .._errors import ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._codegen import compile_encoder
+from ._generator import is_raw_bytes
 
 __all__ = ["compile_native_encoder", "is_native_encoder"]
 
@@ -55,10 +56,6 @@ def _fast_logical() -> Dict[str, int]:
     return out
 
 
-def _is_raw_bytes(parsed: Any) -> bool:
-    return parsed == "bytes" or (isinstance(parsed, dict) and parsed.get("type") == "bytes")
-
-
 def compile_native_encoder(
     schema: Any,
     prefix: bytes = b"",
@@ -79,7 +76,7 @@ def compile_native_encoder(
     # native encoder's fallback, so it is built without to_dict: the native side calls to_dict once
     fallback = compile_encoder(schema, prefix, strict, strict_allow_default, None, limits, role)
     parsed = parse_schema(schema)
-    if _is_raw_bytes(parsed):
+    if is_raw_bytes(parsed):
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)
     try:
         encoder: _Encode = native.AvroEncoder(

@@ -115,44 +115,34 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
         err.schema_id = schema_id
         return err.at(topic=getattr(ctx, "topic", None), field=getattr(ctx, "field", None))
 
-    if validator is None:
-        def decode_nv(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
-            try:
-                obj = loads(data[offset:] if offset else data)
-            except Exception as e:
-                raise corrupt(e, data, offset, ctx) from e
-            if from_dict is not None:
-                return from_dict(obj, ctx)
-            return obj
-        if loads is orjson.loads:
-            return ParseStep(loads, None, from_dict, decode_nv)
-        return decode_nv
-
     def located(e: SerdesError, ctx: Optional[SerializationContext]) -> SerdesError:
         if e.schema_id is None:
             e.schema_id = schema_id
         return e.at(topic=getattr(ctx, "topic", None), field=getattr(ctx, "field", None))
 
-    limit = validator.max_depth
-    if limit is not None:
-        # A recursive schema: bound the document's depth before the validator recurses into it.
-        # Fewer brackets in the payload than the limit is proof enough (one C scan each, no walk).
-        unchecked = validator.unchecked_is_valid
+    # One closure for every configuration: no validator, a validator, and a recursive schema's
+    # (whose document depth is bounded before the validator recurses into it).
+    is_valid = validator.is_valid if validator is not None else None
+    limit = validator.max_depth if validator is not None else None
+    check = validator.unchecked_is_valid if limit is not None else is_valid
 
-        def decode_bounded(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
-            try:
-                obj = loads(data[offset:] if offset else data)
-            except Exception as e:
-                raise corrupt(e, data, offset, ctx) from e
+    def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+        try:
+            obj = loads(data[offset:] if offset else data)
+        except Exception as e:
+            raise corrupt(e, data, offset, ctx) from e
+        if limit is not None:
+            # fewer brackets in the payload than the limit is proof enough (one C scan each, no walk)
             try:
                 shallow = data.count(b"{", offset) + data.count(b"[", offset) <= limit
             except Exception:  # a str from a custom json_decode path, ...
                 shallow = False
             if not shallow and exceeds_depth(obj, limit):
                 raise located(depth_error(limit), ctx)
+        if check is not None:
             try:
-                ok = unchecked(obj)
-            except SerdesError as e:
+                ok = check(obj)
+            except SerdesError as e:  # a limit of the Python fallback validator (regex budget)
                 raise located(e, ctx)  # noqa: B904 - the same exception, located
             except Exception:
                 ok = False
@@ -160,33 +150,12 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
                 err = invalid(obj, ctx)
                 if err is not None:
                     raise err
-            if from_dict is not None:
-                return from_dict(obj, ctx)
-            return obj
-
-        return decode_bounded
-
-    is_valid = validator.is_valid
-
-    def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
-        try:
-            obj = loads(data[offset:] if offset else data)
-        except Exception as e:
-            raise corrupt(e, data, offset, ctx) from e
-        try:
-            ok = is_valid(obj)
-        except SerdesError as e:  # a limit of the Python fallback validator (regex budget)
-            raise located(e, ctx)  # noqa: B904 - the same exception, located
-        except Exception:
-            ok = False
-        if not ok:
-            err = invalid(obj, ctx)
-            if err is not None:
-                raise err
         if from_dict is not None:
             return from_dict(obj, ctx)
         return obj
 
+    if limit is not None:
+        return decode
     if loads is orjson.loads:
         return ParseStep(loads, is_valid, from_dict, decode)
     return decode

@@ -155,30 +155,9 @@ def _make_encoder(
     if not default_codec:
         return slow  # a user codec: keep every check explicit
 
-    if validator is None:
-        if to_dict is None:
-            def encode_nv(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
-                try:
-                    payload = dumps(obj)
-                    if nan_as_null or _find(payload, b"null") < 0 or _is_finite(obj):
-                        return prefix + payload
-                except Exception:
-                    pass
-                return slow(obj, ctx)
-            return encode_nv
-
-        def encode_nv_td(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
-            value = to_dict(obj, ctx)
-            try:
-                payload = dumps(value)
-                if nan_as_null or _find(payload, b"null") < 0 or _is_finite(value):
-                    return prefix + payload
-            except Exception:
-                pass
-            return slow(value, ctx)
-        return encode_nv_td
-
-    limit = validator.max_depth
+    # One closure per check, for every configuration: a to_dict of None and a missing validator
+    # cost one test each per record (no call, no extra frame).
+    limit = validator.max_depth if validator is not None else None
     if limit is not None:
         # A recursive schema: the depth is bounded before validation. orjson encodes first (it
         # refuses more than 255 levels itself); a payload with fewer brackets than the limit needs
@@ -197,32 +176,21 @@ def _make_encoder(
             return slow(value, ctx)  # raises the typed error (depth first)
         return encode_bounded
 
-    is_valid = validator.is_valid
-    if to_dict is None:
-        def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
-            try:
-                if is_valid(obj):
-                    payload = dumps(obj)
-                    if nan_as_null or _find(payload, b"null") < 0 or _is_finite(obj):
-                        return prefix + payload
-            except Exception:
-                pass
-            return slow(obj, ctx)
-        if prefix:
-            return EncodeStep(prefix, is_valid, dumps, None if nan_as_null else _is_finite, encode)
-        return encode
+    is_valid = validator.is_valid if validator is not None else None
 
-    def encode_td(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
-        value = to_dict(obj, ctx)
+    def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+        value = to_dict(obj, ctx) if to_dict is not None else obj
         try:
-            if is_valid(value):
+            if is_valid is None or is_valid(value):
                 payload = dumps(value)
                 if nan_as_null or _find(payload, b"null") < 0 or _is_finite(value):
                     return prefix + payload
         except Exception:
             pass
         return slow(value, ctx)
-    return encode_td
+    if prefix and is_valid is not None and to_dict is None:
+        return EncodeStep(prefix, is_valid, dumps, None if nan_as_null else _is_finite, encode)
+    return encode
 
 
 #: the ``serdes.*`` conf key restoring confluent-kafka's behaviour for NaN / +-Infinity (write null)

@@ -111,8 +111,59 @@ def compile_validator(writer: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[
     return compile_generated(src, "validator", gen.ns, "validate")
 
 
-def check_value(parsed: Any, obj: Any, strict: bool = False) -> None:
+def _nesting(obj: Any, limit: int) -> Optional[str]:
+    """Why ``obj`` may not reach fastavro's validator/writer, or ``None``: a container cycle, or
+    containers nested deeper than ``limit``. fastavro's Cython recursion on such a value (possible
+    with a recursive schema) overflows the C stack and kills the process instead of raising.
+    Linear in the value: each container's height is computed once (shared sub-values too)."""
+    heights: Dict[int, int] = {}
+    on_path: set[int] = set()
+
+    def height(v: Any) -> int:
+        if isinstance(v, dict):
+            children: Any = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            return 0
+        k = id(v)
+        known = heights.get(k)
+        if known is not None:
+            return known
+        if k in on_path:
+            raise _Cycle
+        on_path.add(k)
+        h = 0
+        for c in children:
+            h = max(h, 1 + height(c))
+            if h > limit:
+                raise _TooDeep
+        on_path.discard(k)
+        heights[k] = h
+        return h
+
+    try:
+        height(obj)
+    except _Cycle:
+        return "the value contains itself (a reference cycle)"
+    except (_TooDeep, RecursionError):
+        return f"the value nests deeper than serdes.max.depth={limit}"
+    return None
+
+
+class _Cycle(Exception):
+    pass
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def check_value(parsed: Any, obj: Any, strict: bool = False, max_depth: int = DEFAULT_LIMITS.max_depth) -> None:
     """Raise :class:`ValidationError` (with the field path) unless ``obj`` validates against ``parsed``."""
+    why = _nesting(obj, max_depth)
+    if why is not None:
+        raise ValidationError(f"value does not match the schema: {why}")
     try:
         _fa_validate(obj, parsed, raise_errors=True, strict=strict)
     except _FaValidationError as e:
@@ -121,10 +172,12 @@ def check_value(parsed: Any, obj: Any, strict: bool = False) -> None:
         raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
 
 
-def _fastavro_encoder(parsed: Any, prefix: bytes, strict: bool, strict_allow_default: bool) -> Callable[[Any], bytes]:
+def _fastavro_encoder(
+    parsed: Any, prefix: bytes, strict: bool, strict_allow_default: bool, max_depth: int
+) -> Callable[[Any], bytes]:
     """fastavro's encoder: :func:`check_value`, then ``schemaless_writer`` after ``prefix``."""
     def slow(obj: Any) -> bytes:
-        check_value(parsed, obj, strict)
+        check_value(parsed, obj, strict, max_depth)
         fo = io.BytesIO()
         fo.write(prefix)
         try:
@@ -152,7 +205,10 @@ def compile_encoder(
     ``role`` says whose schema it is in that message ("serializer's", "registry").
     """
     parsed = parse(schema, role, limits)
-    slow = _fastavro_encoder(parsed, prefix, strict, strict_allow_default)
+    # a value of a non-recursive schema nests no deeper than the schema (max_schema_depth bounds
+    # it); a deeper one -- or a cycle -- can only come with a recursive schema and is refused
+    slow = _fastavro_encoder(parsed, prefix, strict, strict_allow_default,
+                             max(limits.max_depth, limits.max_schema_depth))
     if is_raw_bytes(parsed):
         # confluent-kafka writes a "bytes" schema as the raw value (str is UTF-8 encoded)
         def encode_raw(obj: Any, ctx: Any) -> bytes:

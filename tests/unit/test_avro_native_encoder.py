@@ -378,7 +378,7 @@ def test_recursive_values_are_bounded_by_max_depth() -> None:
 
 
 def test_cyclic_values_are_a_validation_error() -> None:
-    # (the pure encoder hands these to fastavro, whose validator crashes on a cycle: native only)
+    # (the pure encoder refuses them before fastavro, whose validator crashes on a cycle: tested below)
     d: Any = {"v": 1}
     d["next"] = d
     with pytest.raises(ValidationError, match="serdes.max.depth"):
@@ -607,3 +607,39 @@ def test_native_decimal_conversion_matches_fastavro(a: Any, b: Any, c: Any) -> N
     assert got == _outcome(pure, rec)
     if got[0] == "ok":
         assert got[1] == _fastavro(_DECIMAL_SCHEMA, rec)
+
+
+_PURE_CYCLE_SCRIPT = r"""
+import sys
+from typing import Any
+from serdes import ValidationError
+from serdes._native import forced_pure
+from serdes.avro._codegen import compile_encoder
+LINKED = {"type": "record", "name": "Node", "fields": [
+    {"name": "v", "type": "long"}, {"name": "next", "type": ["null", "Node"]}]}
+d: Any = {"v": 1}
+d["next"] = d
+deep: Any = None
+for i in range(300):
+    deep = {"v": i, "next": deep}
+with forced_pure():
+    enc = compile_encoder(LINKED)
+for value, expected in ((d, "reference cycle"), (deep, "nests deeper"), ({"v": "x", "next": d}, "")):
+    try:
+        enc(value, None)
+    except ValidationError as e:
+        assert expected in str(e), str(e)
+    else:
+        sys.exit(f"accepted {expected!r}")
+print("ok")
+"""
+
+
+def test_pure_encoder_refuses_cyclic_and_too_deep_values_instead_of_crashing() -> None:
+    # fastavro's Cython validator overflows the C stack on a cyclic value of a recursive schema: the
+    # pure encoder must refuse it before fastavro sees it (run in a child: a regression is a crash)
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _PURE_CYCLE_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", (out.returncode, out.stdout, out.stderr[-2000:])

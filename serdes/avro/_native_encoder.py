@@ -44,7 +44,7 @@ _CLASSES = (uuid.UUID, datetime.datetime, datetime.date, datetime.timezone.utc, 
 # the native loop recurses once per nesting level of a recursive schema's value: whatever
 # serdes.max.depth says, it stops here, inside a 512 KiB thread stack (tested; the extension
 # applies the same bound, STACK_GUARD_DEPTH, to every schema)
-NATIVE_MAX_DEPTH = 1000
+NATIVE_MAX_DEPTH: int = _native.native.AVRO_ENCODE_MAX_DEPTH if _native.native is not None else 1000
 
 
 def _fast_logical() -> Dict[str, int]:

@@ -502,9 +502,11 @@ struct Types {
     as_tuple: Py<PyString>,
 }
 
-/// The nesting any value may reach natively (fits a 512 KiB thread stack; tests/unit/
-/// test_avro_native_encoder.py); fastavro cannot parse a schema nesting deeper than this anyway.
-const STACK_GUARD_DEPTH: u32 = 1000;
+/// The nesting any value may reach natively (fits a 512 KiB thread stack in a release build; tests/
+/// unit/test_avro_native_encoder.py); fastavro cannot parse a schema nesting deeper than this
+/// anyway. A debug build's frames are several times larger: it stops much earlier rather than
+/// overflow the stack (serdes/avro/_native_encoder.py reads the value as AVRO_ENCODE_MAX_DEPTH).
+const STACK_GUARD_DEPTH: u32 = if cfg!(debug_assertions) { 25 } else { 1000 };
 
 /// The largest buffer capacity reserved up front for a record.
 const CAPACITY_HINT_MAX: usize = 64 * 1024;
@@ -642,5 +644,6 @@ impl AvroEncoder {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AvroEncoder>()?;
+    m.add("AVRO_ENCODE_MAX_DEPTH", STACK_GUARD_DEPTH)?;
     Ok(())
 }

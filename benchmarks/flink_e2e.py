@@ -160,8 +160,9 @@ class ProtoTotalsPickled(Timed, KeyedProcessFunction):
 
 
 class ProtoTotals(Timed, KeyedProcessFunction):
+    retain = True
     def open(self, runtime_context):
-        self.state = runtime_context.get_state(sf.ProtobufValueStateDescriptor("t", CustomerTotal))
+        self.state = runtime_context.get_state(sf.ProtobufValueStateDescriptor("t", CustomerTotal, retain_descriptor=self.retain))
 
     def process_element(self, o, ctx):
         self.tick()
@@ -268,6 +269,16 @@ def keyed_job(env, fmt, bootstrap, registry, t_in, t_out, key_by=None):
     keyed.process_to_kafka(DictTotals() if fmt == "avro" else ProtoTotals(), bootstrap, t_out, out)
 
 
+class ProtoTotalsNoDesc(ProtoTotals):
+    retain = False
+
+
+def nodesc_job(env, fmt, bootstrap, registry, t_in, t_out):
+    spec = sf.protobuf(Order, registry)
+    keyed = sf.read_kafka_keyed(env, bootstrap, t_in, spec, key_type=Types.STRING(), bounded=True)
+    keyed.process_to_kafka(ProtoTotalsNoDesc(), bootstrap, t_out, sf.protobuf_serializer(CustomerTotal, registry))
+
+
 def kafka_keyed_job(env, fmt, bootstrap, registry, t_in, t_out):
     keyed_job(env, fmt, bootstrap, registry, t_in, t_out)
 
@@ -277,12 +288,13 @@ def value_keyed_job(env, fmt, bootstrap, registry, t_in, t_out):
 
 
 JOBS = {"baseline": baseline_job, "serdes": serdes_job, "kafka-keyed": kafka_keyed_job,
-        "value-keyed": value_keyed_job}
+        "value-keyed": value_keyed_job, "nodesc": nodesc_job}
 LABELS = {
     "baseline": "ByteArraySchema + confluent-kafka serializers in maps, key_by",
     "serdes": "serdes read_kafka + key_by + write_kafka (2 Python operators)",
     "kafka-keyed": "serdes read_kafka_keyed, Kafka key (1 Python operator)",
     "value-keyed": "serdes read_kafka_keyed(key_by=customer) (decode+key, keyed)",
+    "nodesc": "kafka-keyed without retained descriptor",
     "sql": "Flink SQL, Java avro-confluent format (JVM reference)",
 }
 

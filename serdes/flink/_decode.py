@@ -17,6 +17,7 @@ from pyflink.datastream import ProcessFunction, RuntimeContext
 from serdes._errors import RecordDecodeError, RecordLocation, RegistryError, SerdesError
 
 from ._codecs import SerdeSpec, create_in_worker
+from ._packed import unpack_record
 from ._records import DEAD_LETTER_TAG, PICKLE_MODULE, FlinkSerializationContext, KafkaRecord
 
 __all__ = [
@@ -147,6 +148,10 @@ class DecodeFunction(DecodingFunction):
         out = self.decode(row)
         if out is not NOTHING:
             yield out
+
+    def decode_packed(self, packed: bytes) -> Any:
+        """:meth:`decode` of a packed record (``_packed.py``), what the keyed operators receive."""
+        return self.decode(unpack_record(packed))
 
     def decode(self, row: Any) -> Any:
         """One shim row -> what ``process_element`` emits: the decoded output, a dead-letter

@@ -6,15 +6,19 @@ enters and leaves the Python worker twice.  :func:`read_kafka_keyed` keys the ra
 before any Python code runs:
 
 * ``key_by=None`` (default): the key is the Kafka record key, selected in Java by the keyed
-  record shim (``serdes.flink.KafkaKeyedRowDeserializationSchema``); the only Python operator
+  record shim (``serdes.flink.KafkaKeyedPackedDeserializationSchema``); the only Python operator
   is the keyed one, which decodes each record, calls the user's ``KeyedProcessFunction`` with its
   state and, fused with :func:`~serdes.flink.write_kafka`'s encoder, encodes the output.  One
   crossing per record.
 * ``key_by=fn``: the key is a field of the decoded value: the decode operator emits
-  ``Row(key, raw record)`` (the key typed with ``key_type``, the record as the shim's row, no
-  pickling) and Java keys by field 0; the keyed operator decodes the record again (a serdes decode
+  ``Row(key, packed record)`` (the key typed with ``key_type``, the record as the shim packed it,
+  no pickling) and Java keys by field 0; the keyed operator decodes the record again (a serdes decode
   is a few microseconds, cheaper than pickling the decoded value across the shuffle) and runs the
   user's function.  Two crossings, no extra key-selector operator.
+
+Records cross the JVM boundary packed, one ``byte[]`` each (``_packed.py``): PyFlink builds a
+Python ``Row`` object per row it hands over, which for the nested record row was the largest
+single cost of a keyed record in the Python worker.
 
 Poison pills are handled where a record is decoded (``on_error`` as in ``read_kafka``); the
 dead-letter rows of both operators are in :meth:`KafkaKeyedStream.dead_letters`.
@@ -45,13 +49,13 @@ from pyflink.metrics import Counter
 from .._errors import StrictTypeError
 from . import _pyflink
 from ._codecs import SerdeSpec
-from ._connectors import kafka_record_sink, kafka_record_source, record_source
+from ._connectors import kafka_record_sink, record_source
 from ._decode import NOTHING, ON_ERROR_FAIL, DecodeFunction
 from ._encode import EncodeFunction
 from ._env import configure
 from ._graph import ATTR_CHECKS, keyed_by_field0
-from ._records import DEAD_LETTER_TAG, PRODUCER_ROW_TYPE, RECORD_ROW_TYPE
-from ._shim import KEYED_DESERIALIZER_CLASS
+from ._records import BYTES, DEAD_LETTER_TAG
+from ._shim import KEYED_PACKED_DESERIALIZER_CLASS, PACKED_DESERIALIZER_CLASS, PACKED_SERIALIZER_CLASS
 from ._typed_state import get_typed_state
 from ._typed_stream import TypedStream
 from ._typeinfo import BytesCodecTypeInfo
@@ -175,8 +179,8 @@ class KafkaKeyedProcess(KeyedProcessFunction):
             self.sink_encoder.open(runtime_context)
             self._batched.append(BatchedCounter(self.sink_encoder._encoded))
             self.sink_encoder._encoded = self._batched[1]  # type: ignore[assignment]  # as above
-            self.encode = self.sink_encoder.map
-        self._decode_one = self.decode.decode
+            self.encode = self.sink_encoder.pack
+        self._decode_one = self.decode.decode_packed
         self._user = self.fn.process_element
         if hasattr(self.fn, "open"):
             # the proxy is a RuntimeContext by delegation (__getattr__), not by subclassing: as a subclass
@@ -235,12 +239,14 @@ class KeyByDecodedField(ProcessFunction):
             self.key_by.open(runtime_context)
         self._get_key: Callable[[Any], Any] = getattr(self.key_by, "get_key", self.key_by)
 
-    def process_element(self, row: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
-        for value in self.decode.process_element(row, ctx):
-            if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
-                yield value
-            else:
-                yield Row(self._get_key(value), row)
+    def process_element(self, packed: bytes, ctx: ProcessFunction.Context) -> Iterator[Any]:
+        value = self.decode.decode_packed(packed)
+        if value is NOTHING:
+            return
+        if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
+            yield value
+        else:
+            yield Row(self._get_key(value), packed)
 
 
 class KafkaKeyedStream:
@@ -292,10 +298,10 @@ class KafkaKeyedStream:
         encoder = EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn)
         op = KafkaKeyedProcess(fn, self._decode, strict_types=self._strict_types, operator_name=name,
                                sink_encoder=encoder)
-        rows = self.keyed_stream.process(op, output_type=PRODUCER_ROW_TYPE).name(name)
+        rows = self.keyed_stream.process(op, output_type=BYTES).name(name)
         self._outputs.append(rows)
         sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee or DeliveryGuarantee.AT_LEAST_ONCE,
-                                 properties, transactional_id_prefix)
+                                 properties, transactional_id_prefix, serializer_class=PACKED_SERIALIZER_CLASS)
         return rows.sink_to(sink).name(f"kafka-sink:{topic}")
 
     def dead_letters(self) -> DataStream:
@@ -350,18 +356,20 @@ def read_kafka_keyed(
     source_name = name or f"kafka:{topics_label}"
     decode = DecodeFunction(value, key, on_error, include_metadata, skip_tombstones)
     if key_by is None:
-        source = record_source(bootstrap_servers, topics, _pyflink.new_java_object(KEYED_DESERIALIZER_CLASS, encoding),
-                                group_id, starting_offsets, bounded, properties)
+        source = record_source(bootstrap_servers, topics,
+                               _pyflink.new_java_object(KEYED_PACKED_DESERIALIZER_CLASS, encoding),
+                               group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
-        keyed = keyed_by_field0(rows, Types.STRING(), RECORD_ROW_TYPE)
+        keyed = keyed_by_field0(rows, Types.STRING(), BYTES)
         stream = KafkaKeyedStream(keyed, decode, key_type, strict_types=strict)
     else:
-        source = kafka_record_source(bootstrap_servers, topics, group_id, starting_offsets, bounded, properties)
+        source = record_source(bootstrap_servers, topics, _pyflink.new_java_object(PACKED_DESERIALIZER_CLASS),
+                               group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
         keyed_rows = rows.process(KeyByDecodedField(decode, key_by),
-                                  output_type=Types.ROW_NAMED(["key", "record"], [key_type, RECORD_ROW_TYPE]))
+                                  output_type=Types.ROW_NAMED(["key", "record"], [key_type, BYTES]))
         keyed_rows.name("serdes-decode-key")
-        keyed = keyed_by_field0(keyed_rows, key_type, RECORD_ROW_TYPE)
+        keyed = keyed_by_field0(keyed_rows, key_type, BYTES)
         stream = KafkaKeyedStream(keyed, decode, key_type, key_operator=keyed_rows, strict_types=strict)
     return stream
 

@@ -1,5 +1,7 @@
 package serdes.flink;
 
+import java.nio.charset.StandardCharsets;
+
 import org.apache.flink.api.common.typeinfo.BasicTypeInfo;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
@@ -10,17 +12,29 @@ import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
- * Emits Row(key STRING, record BYTES): the Kafka record key selected in Java (as in
- * {@link KafkaKeyedRowDeserializationSchema}: {@code "utf8"} or {@code "raw"} latin-1, null = "")
- * and the whole record packed ({@link PackedRecords}), for a keyed Python operator right after
- * the hash shuffle.
+ * Emits Row(key STRING, record BYTES): the Kafka record key selected in Java, so a Python
+ * keyed operator can follow the hash shuffle directly (PyFlink's keyed operators read the key
+ * from field 0 of their input row) with no Python operator in front of it, and the whole record packed
+ * ({@link PackedRecords}).
+ *
+ * <p>The key is the record key's bytes as a String, so that it hashes by content
+ * (a byte[] key would hash by identity): {@code "utf8"} decodes them as UTF-8 text, {@code "raw"}
+ * maps every byte to one ISO-8859-1 char (lossless for any bytes). A null key becomes the empty
+ * string (the record's own key stays null).
  */
-public class KafkaKeyedPackedDeserializationSchema implements KafkaRecordDeserializationSchema<Row> {
+public class KafkaKeyedPackedDeserializationSchema
+        implements KafkaRecordDeserializationSchema<Row> {
     private static final long serialVersionUID = 1L;
     private final boolean raw;
 
     public KafkaKeyedPackedDeserializationSchema(String keyEncoding) {
-        raw = KafkaKeyedRowDeserializationSchema.isRaw(keyEncoding);
+        if ("raw".equals(keyEncoding)) {
+            raw = true;
+        } else if ("utf8".equals(keyEncoding)) {
+            raw = false;
+        } else {
+            throw new IllegalArgumentException("key encoding must be 'utf8' or 'raw', not " + keyEncoding);
+        }
     }
 
     public static RowTypeInfo rowType() {
@@ -33,7 +47,9 @@ public class KafkaKeyedPackedDeserializationSchema implements KafkaRecordDeseria
 
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<Row> out) {
-        out.collect(Row.of(KafkaKeyedRowDeserializationSchema.key(record.key(), raw), PackedRecords.pack(record)));
+        byte[] k = record.key();
+        String key = k == null ? "" : new String(k, raw ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
+        out.collect(Row.of(key, PackedRecords.pack(record)));
     }
 
     @Override

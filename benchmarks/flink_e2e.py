@@ -68,7 +68,8 @@ sys.path.insert(0, str(ROOT))
 
 from pyflink.common import Types, WatermarkStrategy  # noqa: E402
 from pyflink.common.serialization import ByteArraySchema  # noqa: E402
-from pyflink.datastream import KeyedProcessFunction, MapFunction  # noqa: E402
+from pyflink.common import Row  # noqa: E402
+from pyflink.datastream import KeyedProcessFunction, MapFunction, ProcessFunction  # noqa: E402
 from pyflink.datastream.connectors.kafka import (  # noqa: E402
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
@@ -160,9 +161,8 @@ class ProtoTotalsPickled(Timed, KeyedProcessFunction):
 
 
 class ProtoTotals(Timed, KeyedProcessFunction):
-    retain = True
     def open(self, runtime_context):
-        self.state = runtime_context.get_state(sf.ProtobufValueStateDescriptor("t", CustomerTotal, retain_descriptor=self.retain))
+        self.state = runtime_context.get_state(sf.ProtobufValueStateDescriptor("t", CustomerTotal))
 
     def process_element(self, o, ctx):
         self.tick()
@@ -269,16 +269,6 @@ def keyed_job(env, fmt, bootstrap, registry, t_in, t_out, key_by=None):
     keyed.process_to_kafka(DictTotals() if fmt == "avro" else ProtoTotals(), bootstrap, t_out, out)
 
 
-class ProtoTotalsNoDesc(ProtoTotals):
-    retain = False
-
-
-def nodesc_job(env, fmt, bootstrap, registry, t_in, t_out):
-    spec = sf.protobuf(Order, registry)
-    keyed = sf.read_kafka_keyed(env, bootstrap, t_in, spec, key_type=Types.STRING(), bounded=True)
-    keyed.process_to_kafka(ProtoTotalsNoDesc(), bootstrap, t_out, sf.protobuf_serializer(CustomerTotal, registry))
-
-
 def kafka_keyed_job(env, fmt, bootstrap, registry, t_in, t_out):
     keyed_job(env, fmt, bootstrap, registry, t_in, t_out)
 
@@ -287,15 +277,72 @@ def value_keyed_job(env, fmt, bootstrap, registry, t_in, t_out):
     keyed_job(env, fmt, bootstrap, registry, t_in, t_out, key_by=True)
 
 
+# --- PyFlink's floor: the same job shapes with no decoding, encoding or registry ---------------
+
+
+class FloorTotals(Timed, KeyedProcessFunction):
+    """The least a keyed function of this job can do: read and update one byte[] ValueState per
+    record and emit one (constant, pre-packed) output record."""
+
+    def open(self, runtime_context):
+        from serdes.flink import _pyflink
+        from serdes.flink._packed import pack_producer_record
+
+        self.state = runtime_context.get_state(ValueStateDescriptor("t", Types.PRIMITIVE_ARRAY(Types.BYTE())))
+        _pyflink.bytes_state_as_bytes(self.state)  # thread mode: PyFlink 2.2.1's byte[] state converter fails on None
+        self.out = pack_producer_record(None, None, b"\x00" * 24)
+
+    def process_element(self, packed, ctx):
+        self.tick()
+        self.state.value()
+        self.state.update(self.out)
+        yield self.out
+
+
+class FloorKey(ProcessFunction):
+    """The least a value-keyed decode operator can do: read the key, pass the record on."""
+
+    def process_element(self, packed, ctx):
+        from serdes.flink._packed import unpack_record
+
+        yield Row(unpack_record(packed)[4].decode(), packed)
+
+
+def floor_job(env, fmt, bootstrap, registry, t_in, t_out, value_keyed=False):
+    """PyFlink's per-record floor for the two keyed shapes: serdes' packed records, Java keying and
+    sink, and Python functions that do nothing but the state access every pipeline does.  No
+    implementation of these shapes on this PyFlink can be cheaper than this (format-independent)."""
+    from serdes.flink import _connectors, _graph, _pyflink, _shim
+    from serdes.flink._records import BYTES
+
+    sf.configure(env)
+    if value_keyed:
+        source = _connectors.record_source(bootstrap, t_in, _pyflink.new_java_object(_shim.PACKED_DESERIALIZER_CLASS),
+                                           bounded=True)
+        raw = env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka")
+        rows = raw.process(FloorKey(), output_type=Types.ROW_NAMED(["key", "record"], [Types.STRING(), BYTES]))
+    else:
+        source = _connectors.record_source(
+            bootstrap, t_in, _pyflink.new_java_object(_shim.KEYED_PACKED_DESERIALIZER_CLASS, "utf8"), bounded=True)
+        rows = env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka")
+    out = _graph.keyed_by_field0(rows, Types.STRING(), BYTES).process(FloorTotals(), output_type=BYTES)
+    out.sink_to(_connectors.kafka_record_sink(bootstrap, t_out, serializer_class=_shim.PACKED_SERIALIZER_CLASS))
+
+
+def floor_value_keyed_job(env, fmt, bootstrap, registry, t_in, t_out):
+    floor_job(env, fmt, bootstrap, registry, t_in, t_out, value_keyed=True)
+
+
 JOBS = {"baseline": baseline_job, "serdes": serdes_job, "kafka-keyed": kafka_keyed_job,
-        "value-keyed": value_keyed_job, "nodesc": nodesc_job}
+        "value-keyed": value_keyed_job, "floor-kafka-keyed": floor_job, "floor-value-keyed": floor_value_keyed_job}
 LABELS = {
     "baseline": "ByteArraySchema + confluent-kafka serializers in maps, key_by",
     "serdes": "serdes read_kafka + key_by + write_kafka (2 Python operators)",
     "kafka-keyed": "serdes read_kafka_keyed, Kafka key (1 Python operator)",
     "value-keyed": "serdes read_kafka_keyed(key_by=customer) (decode+key, keyed)",
-    "nodesc": "kafka-keyed without retained descriptor",
     "sql": "Flink SQL, Java avro-confluent format (JVM reference)",
+    "floor-kafka-keyed": "PyFlink floor, Kafka-keyed shape (no decode/encode, byte[] state)",
+    "floor-value-keyed": "PyFlink floor, value-keyed shape (no decode/encode, byte[] state)",
 }
 
 # --- JVM reference: Flink SQL with the avro-confluent format ------------------------------------

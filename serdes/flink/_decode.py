@@ -149,14 +149,15 @@ class DecodeFunction(DecodingFunction):
         if out is not NOTHING:
             yield out
 
-    def decode_packed(self, packed: bytes) -> Any:
-        """:meth:`decode` of a packed record (``_packed.py``), what the keyed operators receive."""
-        return self.decode(unpack_record(packed))
-
     def decode(self, row: Any) -> Any:
-        """One shim row -> what ``process_element`` emits: the decoded output, a dead-letter
+        """One record -> what ``process_element`` emits: the decoded output, a dead-letter
         ``(DEAD_LETTER_TAG, row)``, or :data:`NOTHING` (tombstone, skipped record). A plain call,
-        for operators that decode inside their own ``process_element`` (no generator per record)."""
+        for operators that decode inside their own ``process_element`` (no generator per record).
+
+        ``row``: a packed record (``bytes``, ``_packed.py``: what serdes' sources emit) or a
+        :data:`RECORD_ROW_TYPE` row / 7-tuple (``read_records``)."""
+        if type(row) is bytes:
+            row = unpack_record(row)
         topic, partition, offset, ts, raw_key, raw_value, headers = row
         if raw_value is None and self.skip_tombstones:
             self._tombstones.inc()

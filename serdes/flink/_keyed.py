@@ -180,7 +180,7 @@ class KafkaKeyedProcess(KeyedProcessFunction):
             self._batched.append(BatchedCounter(self.sink_encoder._encoded))
             self.sink_encoder._encoded = self._batched[1]  # type: ignore[assignment]  # as above
             self.encode = self.sink_encoder.pack
-        self._decode_one = self.decode.decode_packed
+        self._decode_one = self.decode.decode
         self._user = self.fn.process_element
         if hasattr(self.fn, "open"):
             # the proxy is a RuntimeContext by delegation (__getattr__), not by subclassing: as a subclass
@@ -240,7 +240,7 @@ class KeyByDecodedField(ProcessFunction):
         self._get_key: Callable[[Any], Any] = getattr(self.key_by, "get_key", self.key_by)
 
     def process_element(self, packed: bytes, ctx: ProcessFunction.Context) -> Iterator[Any]:
-        value = self.decode.decode_packed(packed)
+        value = self.decode.decode(packed)
         if value is NOTHING:
             return
         if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):

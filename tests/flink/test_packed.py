@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from serdes import flink as sf
+from serdes.flink._encode import PackedEncodeFunction
 from serdes.flink._packed import pack_producer_record, unpack_record
 
 from tests.support.packed import pack_consumer_record
@@ -42,6 +43,29 @@ def test_producer_record_layout():
                       b"\x00\x00\x00\x01h\x00\x00\x00\x04text" b"\x00\x00\x00\x01n\xff\xff\xff\xff")
     assert pack_producer_record(b"t", None, None) == (
         b"\x00\x00\x00\x01" b"\xff\xff\xff\xff" b"\xff\xff\xff\xff" b"\xff\xff\xff\xff" b"t")
+
+
+def test_packed_encode_function_emits_the_producer_row_packed():
+    from confluent_kafka.serialization import SerializationContext
+
+    from tests.support.flink_context import RuntimeContext
+
+    def factory(client, **kw):
+        def ser(obj, ctx: SerializationContext):
+            ctx.headers.append(("h", b"1"))  # like header framing
+            return obj.encode()
+
+        return ser
+
+    args = ("sink", sf.custom("avro", "ser", factory), None, lambda o: "key-" + o, None,
+            lambda o: "other" if o == "x" else "sink")
+    rows, packed = sf.EncodeFunction(*args), PackedEncodeFunction(*args)
+    rows.open(RuntimeContext())
+    packed.open(RuntimeContext())
+    for obj in ("v", "x"):
+        topic, key, value, headers = rows.map(obj)
+        assert packed.map(obj) == pack_producer_record(None if topic == "sink" else topic.encode(), key, value, headers)
+    assert packed.map("x")[:4] == b"\x00\x00\x00\x05"  # a topic of its own; "sink" is the sink's default
 
 
 # --- the Java side ------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pyflink.common import Row
 from pyflink.datastream import MapFunction, RuntimeContext
 
 from ._codecs import SerdeSpec, create_in_worker
+from ._metrics import BatchedCounter, batched, flush_all
 from ._packed import pack_producer_record
 from ._records import PICKLE_MODULE
 
@@ -68,7 +69,12 @@ class EncodeFunction(MapFunction):
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self._value_ser, self._key_ser = create_in_worker(self.value_spec, self.key_spec)
-        self._encoded = runtime_context.get_metrics_group().counter("serdes_encoded")
+        self._batched: List[BatchedCounter] = []
+        # counted per record: batched (``_metrics.py``), flushed in close()
+        self._encoded = batched(self._batched, runtime_context.get_metrics_group().counter("serdes_encoded"))
+
+    def close(self) -> None:
+        flush_all(getattr(self, "_batched", ()))  # type: ignore[arg-type]  # () before open()
 
     def _serialize(self, obj: Any) -> Tuple[str, Optional[bytes], Optional[bytes],
                                              Optional[Dict[str, Union[str, bytes, None]]]]:

@@ -26,7 +26,6 @@ dead-letter rows of both operators are in :meth:`KafkaKeyedStream.dead_letters`.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from pyflink.common import Row, Types, WatermarkStrategy
@@ -44,7 +43,6 @@ from pyflink.datastream import (
 from pyflink.datastream.connectors.base import DeliveryGuarantee
 from pyflink.datastream.connectors.kafka import KafkaOffsetsInitializer
 from pyflink.datastream.state import StateDescriptor
-from pyflink.metrics import Counter
 
 from .._errors import StrictTypeError
 from . import _pyflink
@@ -54,6 +52,7 @@ from ._decode import NOTHING, ON_ERROR_FAIL, DecodeFunction
 from ._encode import EncodeFunction
 from ._env import configure
 from ._graph import ATTR_CHECKS, keyed_by_field0
+from ._metrics import BatchedCounter  # noqa: F401  (earlier home of the class)
 from ._records import BYTES, DEAD_LETTER_TAG
 from ._shim import KEYED_PACKED_DESERIALIZER_CLASS, PACKED_DESERIALIZER_CLASS, PACKED_SERIALIZER_CLASS
 from ._typed_state import get_typed_state
@@ -116,36 +115,6 @@ class _StrictStateContext:
         return attr
 
 
-class BatchedCounter:
-    """A metric counter whose increments reach the wrapped counter in batches.
-
-    PyFlink's ``Counter.inc`` costs a Beam metric update (process mode) or a call into the JVM
-    (thread mode) per call, a few percent of a keyed record's Python time.  Pending increments
-    are added to ``counter`` once ``every`` have accumulated, on the first ``inc`` at least
-    ``seconds`` after the last flush, and on :meth:`flush` (the operator's ``close()``), so the
-    metric trails the records by at most ``every - 1`` of them or ``seconds`` while they flow.
-    """
-
-    __slots__ = ("_counter", "_pending", "_every", "_seconds", "_clock", "_due")
-
-    def __init__(self, counter: Counter, every: int = 256, seconds: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self._counter, self._every, self._seconds, self._clock = counter, every, seconds, clock
-        self._pending = 0
-        self._due = clock() + seconds
-
-    def inc(self, n: int = 1) -> None:
-        self._pending += n
-        if self._pending >= self._every or self._clock() >= self._due:
-            self.flush()
-
-    def flush(self) -> None:
-        if self._pending:
-            self._counter.inc(self._pending)
-            self._pending = 0
-        self._due = self._clock() + self._seconds
-
-
 class KafkaKeyedProcess(KeyedProcessFunction):
     """The keyed operator: decodes ``Row(topic, ..., value, headers)``, calls ``fn`` with the value.
 
@@ -168,17 +137,9 @@ class KafkaKeyedProcess(KeyedProcessFunction):
         self.sink_encoder = sink_encoder
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.decode.open(runtime_context)
-        # decoded/encoded are counted per record; PyFlink's counter inc() is a Beam metric update
-        # (process mode) or a call into the JVM (thread mode) each time, so batch them
-        # (a BatchedCounter is no pyflink Counter subclass: it has inc(), the one Counter method
-        # DecodeFunction and EncodeFunction call, hence the two ignores)
-        self._batched: List[BatchedCounter] = [BatchedCounter(self.decode._decoded)]
-        self.decode._decoded = self._batched[0]  # type: ignore[assignment]  # duck-typed Counter
+        self.decode.open(runtime_context)  # its serdes_decoded is batched (_metrics.py)
         if self.sink_encoder is not None:
             self.sink_encoder.open(runtime_context)
-            self._batched.append(BatchedCounter(self.sink_encoder._encoded))
-            self.sink_encoder._encoded = self._batched[1]  # type: ignore[assignment]  # as above
             self.encode = self.sink_encoder.pack
         self._decode_one = self.decode.decode
         self._user = self.fn.process_element
@@ -189,8 +150,9 @@ class KafkaKeyedProcess(KeyedProcessFunction):
                                              self.operator_name))
 
     def close(self) -> None:
-        for counter in getattr(self, "_batched", ()):
-            counter.flush()
+        self.decode.close()  # flushes its batched counters
+        if self.sink_encoder is not None:
+            self.sink_encoder.close()
         if hasattr(self.fn, "close"):
             self.fn.close()
 
@@ -238,6 +200,11 @@ class KeyByDecodedField(ProcessFunction):
         if hasattr(self.key_by, "open"):
             self.key_by.open(runtime_context)
         self._get_key: Callable[[Any], Any] = getattr(self.key_by, "get_key", self.key_by)
+
+    def close(self) -> None:
+        self.decode.close()
+        if hasattr(self.key_by, "close"):
+            self.key_by.close()
 
     def process_element(self, packed: bytes, ctx: ProcessFunction.Context) -> Iterator[Any]:
         value = self.decode.decode(packed)

@@ -12,6 +12,12 @@ Pipelines (same input topic, same running total per customer, same output record
   Python operator (decode + keyed function + encode);
 * ``value-keyed``: ``read_kafka_keyed(key_by=customer)``: decode operator emits
   ``Row(key, record)``, Java keys by field 0, the keyed operator decodes again;
+* ``floor-kafka-keyed`` / ``floor-value-keyed`` (format-independent): PyFlink's own per-record
+  floor for the two keyed shapes: serdes' packed records, Java keying and sink, and Python
+  functions that only do the state access every pipeline does (no decoding, encoding or
+  registry); no implementation of these shapes on this PyFlink can be cheaper;
+  ``floor-two-states``: the Kafka-keyed floor with a second keyed state, written once per key
+  (what a ``ProtobufValueStateDescriptor``'s retained descriptor adds);
 * ``sql`` (Avro only, ``--sql``): the JVM reference, the same running total as Flink SQL
   (``SUM/COUNT ... OVER (PARTITION BY customer ...)``) with Flink's Java ``avro-confluent``
   format (``flink-sql-avro-confluent-registry`` fetched from Maven Central into the serdes cache).
@@ -68,7 +74,8 @@ sys.path.insert(0, str(ROOT))
 
 from pyflink.common import Types, WatermarkStrategy  # noqa: E402
 from pyflink.common.serialization import ByteArraySchema  # noqa: E402
-from pyflink.datastream import KeyedProcessFunction, MapFunction  # noqa: E402
+from pyflink.common import Row  # noqa: E402
+from pyflink.datastream import KeyedProcessFunction, MapFunction, ProcessFunction  # noqa: E402
 from pyflink.datastream.connectors.kafka import (  # noqa: E402
     KafkaOffsetsInitializer,
     KafkaRecordSerializationSchema,
@@ -276,14 +283,95 @@ def value_keyed_job(env, fmt, bootstrap, registry, t_in, t_out):
     keyed_job(env, fmt, bootstrap, registry, t_in, t_out, key_by=True)
 
 
+# --- PyFlink's floor: the same job shapes with no decoding, encoding or registry ---------------
+
+
+class FloorTotals(Timed, KeyedProcessFunction):
+    """The least a keyed function of this job can do: read and update one byte[] ValueState per
+    record and emit one (constant, pre-packed) output record."""
+
+    def open(self, runtime_context):
+        from serdes.flink import _pyflink
+        from serdes.flink._packed import pack_producer_record
+
+        self.state = runtime_context.get_state(ValueStateDescriptor("t", Types.PRIMITIVE_ARRAY(Types.BYTE())))
+        _pyflink.bytes_state_as_bytes(self.state)  # thread mode: PyFlink 2.2.1's byte[] state converter fails on None
+        self.out = pack_producer_record(None, None, b"\x00" * 24)
+
+    def process_element(self, packed, ctx):
+        self.tick()
+        self.state.value()
+        self.state.update(self.out)
+        yield self.out
+
+
+class FloorTotalsTwoStates(FloorTotals):
+    """:class:`FloorTotals` with a second keyed state registered and written once per key: what
+    ``ProtobufValueStateDescriptor``'s retained descriptor (``<name>.serdes-descriptor``) adds."""
+
+    def open(self, runtime_context):
+        from serdes.flink import _pyflink
+
+        super().open(runtime_context)
+        self.second = runtime_context.get_state(ValueStateDescriptor("d", Types.PRIMITIVE_ARRAY(Types.BYTE())))
+        _pyflink.bytes_state_as_bytes(self.second)
+
+    def process_element(self, packed, ctx):
+        if self.state.value() is None:
+            self.second.update(b"descriptor")
+        yield from super().process_element(packed, ctx)
+
+
+class FloorKey(ProcessFunction):
+    """The least a value-keyed decode operator can do: read the key, pass the record on."""
+
+    def process_element(self, packed, ctx):
+        from serdes.flink._packed import unpack_record
+
+        yield Row(unpack_record(packed)[4].decode(), packed)
+
+
+def floor_job(env, fmt, bootstrap, registry, t_in, t_out, value_keyed=False, totals=FloorTotals):
+    """PyFlink's per-record floor for the two keyed shapes: serdes' packed records, Java keying and
+    sink, and Python functions that do nothing but the state access every pipeline does.  No
+    implementation of these shapes on this PyFlink can be cheaper than this (format-independent)."""
+    from serdes.flink import _connectors, _graph, _pyflink, _shim
+    from serdes.flink._records import BYTES
+
+    sf.configure(env)
+    if value_keyed:
+        source = _connectors.record_source(bootstrap, t_in, _pyflink.new_java_object(_shim.PACKED_DESERIALIZER_CLASS),
+                                           bounded=True)
+        raw = env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka")
+        rows = raw.process(FloorKey(), output_type=Types.ROW_NAMED(["key", "record"], [Types.STRING(), BYTES]))
+    else:
+        source = _connectors.record_source(
+            bootstrap, t_in, _pyflink.new_java_object(_shim.KEYED_PACKED_DESERIALIZER_CLASS, "utf8"), bounded=True)
+        rows = env.from_source(source, WatermarkStrategy.no_watermarks(), "kafka")
+    out = _graph.keyed_by_field0(rows, Types.STRING(), BYTES).process(totals(), output_type=BYTES)
+    out.sink_to(_connectors.kafka_record_sink(bootstrap, t_out, serializer_class=_shim.PACKED_SERIALIZER_CLASS))
+
+
+def floor_value_keyed_job(env, fmt, bootstrap, registry, t_in, t_out):
+    floor_job(env, fmt, bootstrap, registry, t_in, t_out, value_keyed=True)
+
+
+def floor_two_states_job(env, fmt, bootstrap, registry, t_in, t_out):
+    floor_job(env, fmt, bootstrap, registry, t_in, t_out, totals=FloorTotalsTwoStates)
+
+
 JOBS = {"baseline": baseline_job, "serdes": serdes_job, "kafka-keyed": kafka_keyed_job,
-        "value-keyed": value_keyed_job}
+        "value-keyed": value_keyed_job, "floor-kafka-keyed": floor_job, "floor-value-keyed": floor_value_keyed_job,
+        "floor-two-states": floor_two_states_job}
 LABELS = {
     "baseline": "ByteArraySchema + confluent-kafka serializers in maps, key_by",
     "serdes": "serdes read_kafka + key_by + write_kafka (2 Python operators)",
     "kafka-keyed": "serdes read_kafka_keyed, Kafka key (1 Python operator)",
     "value-keyed": "serdes read_kafka_keyed(key_by=customer) (decode+key, keyed)",
     "sql": "Flink SQL, Java avro-confluent format (JVM reference)",
+    "floor-kafka-keyed": "PyFlink floor, Kafka-keyed shape (no decode/encode, byte[] state)",
+    "floor-value-keyed": "PyFlink floor, value-keyed shape (no decode/encode, byte[] state)",
+    "floor-two-states": "PyFlink floor, Kafka-keyed, a second keyed state (as a retained descriptor)",
 }
 
 # --- JVM reference: Flink SQL with the avro-confluent format ------------------------------------

@@ -272,6 +272,7 @@ __all__ += [
     "StateSchemaIncompatibleError",
     "FlinkJobError",
     "ConnectorJarError",
+    "PackedRecordError",
     "JobGraphError",
     "ThreadModeError",
     "StrictTypeError",
@@ -336,6 +337,11 @@ class FlinkJobError(_UnlocatedError, RuntimeError):
 
 class ConnectorJarError(_UnlocatedError, RuntimeError):
     """The Flink Kafka connector jar is not available and could not be fetched."""
+
+
+class PackedRecordError(_UnlocatedError, ValueError):
+    """A packed record between serdes' Java shim and its Python operators does not match its own
+    lengths: the shim jar was built from other sources than this serdes (``serdes/flink/_packed.py``)."""
 
 
 class JobGraphError(_UnlocatedError, RuntimeError):

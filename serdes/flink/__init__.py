@@ -13,6 +13,7 @@ See docs/flink.md.
 
 from .._errors import (
     ConnectorJarError,
+    PackedRecordError,
     FlinkJobError,
     JobGraphError,
     PyFlinkAPIError,
@@ -97,5 +98,6 @@ __all__ = [
     "json_schema_row_type_info", "read_debezium", "debezium_row_type", "DebeziumDecodeFunction", "METADATA_COLUMNS",
     # errors
     "RecordDecodeError", "StateSchemaIncompatibleError", "FlinkJobError", "find_record_error", "ConnectorJarError",
+    "PackedRecordError",
     "JobGraphError", "StrictTypeError", "ThreadModeError", "PyFlinkAPIError",
 ]

@@ -64,12 +64,14 @@ def kafka_record_sink(
     delivery_guarantee: DeliveryGuarantee = DeliveryGuarantee.AT_LEAST_ONCE,
     properties: Optional[Dict[str, str]] = None,
     transactional_id_prefix: Optional[str] = None,
+    serializer_class: str = SERIALIZER_CLASS,
 ) -> KafkaSink:
-    """A ``KafkaSink`` for :data:`PRODUCER_ROW_TYPE` rows (``topic`` = default topic)."""
+    """A ``KafkaSink`` for :data:`PRODUCER_ROW_TYPE` rows (``topic`` = default topic), or for
+    packed producer records with ``serializer_class=PACKED_SERIALIZER_CLASS``."""
     builder = KafkaSink.builder().set_bootstrap_servers(bootstrap_servers)
     builder = builder.set_delivery_guarantee(delivery_guarantee)
     if transactional_id_prefix:
         builder = builder.set_transactional_id_prefix(transactional_id_prefix)
     for k, v in (properties or {}).items():
         builder = builder.set_property(k, str(v))
-    return _pyflink.build_sink(builder, _pyflink.new_java_object(SERIALIZER_CLASS, topic))  # type: ignore[no-any-return]
+    return _pyflink.build_sink(builder, _pyflink.new_java_object(serializer_class, topic))  # type: ignore[no-any-return]

@@ -30,6 +30,7 @@ from serdes.cdc import Change, Op, parse_change
 from ._codecs import SerdeSpec
 from ._decode import ON_ERROR_FAIL, ON_ERROR_SKIP, DecodingFunction, check_on_error
 from ._kafka import read_records, topics_label
+from ._metrics import batched
 from ._records import FlinkSerializationContext
 from ._records import bytes_type, row_named
 from ._rows import _RecordToRow, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
@@ -409,9 +410,9 @@ class DebeziumDecodeFunction(DecodingFunction):
         self._meta = [METADATA_COLUMNS[k][1] for k in self.meta_keys]
         g = runtime_context.get_metrics_group()
         self._truncates = g.counter("serdes_truncates")
-        self._inserts = g.counter("serdes_inserts")
-        self._updates = g.counter("serdes_updates")
-        self._deletes = g.counter("serdes_deletes")
+        self._inserts = batched(self._batched, g.counter("serdes_inserts"))
+        self._updates = batched(self._batched, g.counter("serdes_updates"))
+        self._deletes = batched(self._batched, g.counter("serdes_deletes"))
 
     def _row(self, rec: Optional[Mapping[str, Any]], kind: RowKind, change: Change) -> Row:
         assert rec is not None  # parse_change checked that the op's before / after is there

@@ -8,7 +8,7 @@ that decodes Kafka records shares (this module's :class:`DecodeFunction` and the
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, Optional, Tuple
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 from confluent_kafka.serialization import MessageField
 from pyflink.common import Row
@@ -17,6 +17,8 @@ from pyflink.datastream import ProcessFunction, RuntimeContext
 from serdes._errors import RecordDecodeError, RecordLocation, RegistryError, SerdesError
 
 from ._codecs import SerdeSpec, create_in_worker
+from ._metrics import BatchedCounter, batched, flush_all
+from ._packed import unpack_record
 from ._records import DEAD_LETTER_TAG, PICKLE_MODULE, FlinkSerializationContext, KafkaRecord
 
 __all__ = [
@@ -89,10 +91,15 @@ class DecodingFunction(ProcessFunction):
     def open(self, runtime_context: RuntimeContext) -> None:
         self._value_de, self._key_de = create_in_worker(self.value_spec, self.key_spec)
         group = runtime_context.get_metrics_group()
-        self._decoded = group.counter("serdes_decoded")
+        self._batched: List[BatchedCounter] = []
+        # counted per record: batched (``_metrics.py``); failures and the rest are counted at once
+        self._decoded = batched(self._batched, group.counter("serdes_decoded"))
         self._failed = group.counter("serdes_failed")
         self._tombstones = group.counter("serdes_tombstones")
         self._registry_failures = group.counter("serdes_registry_failures")
+
+    def close(self) -> None:
+        flush_all(getattr(self, "_batched", ()))  # type: ignore[arg-type]  # () before open()
 
     def _reject(self, exc: BaseException, row: Any, field: str) -> Tuple[Tuple[Any, Row], ...]:
         """:func:`poison_pill` with this operator's ``on_error`` and counters: the outputs to emit
@@ -149,9 +156,14 @@ class DecodeFunction(DecodingFunction):
             yield out
 
     def decode(self, row: Any) -> Any:
-        """One shim row -> what ``process_element`` emits: the decoded output, a dead-letter
+        """One record -> what ``process_element`` emits: the decoded output, a dead-letter
         ``(DEAD_LETTER_TAG, row)``, or :data:`NOTHING` (tombstone, skipped record). A plain call,
-        for operators that decode inside their own ``process_element`` (no generator per record)."""
+        for operators that decode inside their own ``process_element`` (no generator per record).
+
+        ``row``: a packed record (``bytes``, ``_packed.py``: what serdes' sources emit) or a
+        :data:`RECORD_ROW_TYPE` row / 7-tuple (``read_records``)."""
+        if type(row) is bytes:
+            row = unpack_record(row)
         topic, partition, offset, ts, raw_key, raw_value, headers = row
         if raw_value is None and self.skip_tombstones:
             self._tombstones.inc()

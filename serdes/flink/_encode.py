@@ -14,9 +14,11 @@ from pyflink.common import Row
 from pyflink.datastream import MapFunction, RuntimeContext
 
 from ._codecs import SerdeSpec, create_in_worker
+from ._metrics import BatchedCounter, batched, flush_all
+from ._packed import pack_producer_record
 from ._records import PICKLE_MODULE
 
-__all__ = ["EncodeFunction", "DeadLetterToProducerRow"]
+__all__ = ["EncodeFunction", "PackedEncodeFunction", "DeadLetterToProducerRow"]
 
 
 class DeadLetterToProducerRow(MapFunction):
@@ -67,9 +69,16 @@ class EncodeFunction(MapFunction):
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self._value_ser, self._key_ser = create_in_worker(self.value_spec, self.key_spec)
-        self._encoded = runtime_context.get_metrics_group().counter("serdes_encoded")
+        self._batched: List[BatchedCounter] = []
+        # counted per record: batched (``_metrics.py``), flushed in close()
+        self._encoded = batched(self._batched, runtime_context.get_metrics_group().counter("serdes_encoded"))
 
-    def map(self, obj: Any) -> Row:
+    def close(self) -> None:
+        flush_all(getattr(self, "_batched", ()))  # type: ignore[arg-type]  # () before open()
+
+    def _serialize(self, obj: Any) -> Tuple[str, Optional[bytes], Optional[bytes],
+                                             Optional[Dict[str, Union[str, bytes, None]]]]:
+        """(topic, key bytes, value bytes, headers) of one object: what both outputs carry."""
         if self.decode_input is not None:
             obj = self.decode_input(obj)
         topic = self.topic_fn(obj) if self.topic_fn is not None else self.topic
@@ -88,5 +97,24 @@ class EncodeFunction(MapFunction):
             else:
                 raw_key = k
         self._encoded.inc()
-        out_headers: Optional[Dict[str, Union[str, bytes, None]]] = dict(headers) if headers else None
-        return Row(topic, raw_key, raw_value, out_headers)
+        return topic, raw_key, raw_value, (dict(headers) if headers else None)
+
+    def map(self, obj: Any) -> Row:
+        return Row(*self._serialize(obj))
+
+    def pack(self, obj: Any) -> bytes:
+        """``obj`` as a packed producer record (``_packed.py``) for the packed sink shim, which
+        writes to this function's ``topic`` when the record names none."""
+        topic, raw_key, raw_value, headers = self._serialize(obj)
+        return pack_producer_record(None if topic == self.topic else topic.encode(), raw_key, raw_value, headers)
+
+
+class PackedEncodeFunction(EncodeFunction):
+    """:class:`EncodeFunction` whose ``map`` emits packed producer records (``bytes``) for the packed
+    sink shim (what :func:`~serdes.flink.write_kafka` uses: PyFlink builds and reads a Python ``Row``
+    object per producer row, a ``bytes`` value it passes as is)."""
+
+    __module__ = PICKLE_MODULE
+
+    def map(self, obj: Any) -> bytes:  # type: ignore[override]  # bytes instead of a Row: the packed sink's type
+        return self.pack(obj)

@@ -27,10 +27,11 @@ from pyflink.datastream.connectors.base import DeliveryGuarantee
 from pyflink.datastream.connectors.kafka import KafkaOffsetsInitializer
 
 from .._errors import RecordDecodeError  # noqa: F401  (re-exported: serdes.flink.RecordDecodeError)
+from . import _pyflink
 from ._codecs import SerdeSpec
 from ._codecs import create_in_worker as _create_in_worker  # noqa: F401  (re-exported)
 from ._connectors import kafka_record_sink, kafka_record_source
-from ._connectors import record_source as _record_source  # noqa: F401  (re-exported)
+from ._connectors import record_source
 from ._decode import (  # noqa: F401  (re-exported)
     ON_ERROR_DEAD_LETTER,
     ON_ERROR_FAIL,
@@ -41,9 +42,10 @@ from ._decode import (  # noqa: F401  (re-exported)
 )
 from ._decode import check_on_error as _check_on_error  # noqa: F401  (re-exported)
 from ._decode import poison_pill as _poison_pill  # noqa: F401  (re-exported)
-from ._encode import DeadLetterToProducerRow, EncodeFunction
+from ._encode import DeadLetterToProducerRow, EncodeFunction, PackedEncodeFunction
 from ._env import configure
 from ._records import (  # noqa: F401  (re-exported)
+    BYTES,
     DEAD_LETTER_ROW_TYPE,
     DEAD_LETTER_TAG,
     PICKLE_MODULE,
@@ -52,6 +54,7 @@ from ._records import (  # noqa: F401  (re-exported)
     FlinkSerializationContext,
     KafkaRecord,
 )
+from ._shim import PACKED_DESERIALIZER_CLASS, PACKED_SERIALIZER_CLASS
 from ._typed_stream import TypedStream
 from ._typeinfo import BytesCodecTypeInfo
 
@@ -107,9 +110,12 @@ def read_kafka(
     ``output_type``: default pickled Python objects; a :class:`ProtobufTypeInformation`
     returns a :class:`~serdes.flink.TypedStream` whose elements travel as protobuf bytes.
     """
-    rows = read_records(env, bootstrap_servers, topics, name=name or f"kafka:{topics_label(topics)}",
-                        group_id=group_id, starting_offsets=starting_offsets, bounded=bounded,
-                        properties=properties)
+    configure(env)
+    # packed records (one byte[] each, _packed.py), not RECORD_ROW_TYPE rows: PyFlink builds a
+    # Python Row object per row it hands to the worker
+    source = record_source(bootstrap_servers, topics, _pyflink.new_java_object(PACKED_DESERIALIZER_CLASS),
+                           group_id, starting_offsets, bounded, properties)
+    rows = env.from_source(source, WatermarkStrategy.no_watermarks(), name or f"kafka:{topics_label(topics)}")
     emit = convert
     if isinstance(output_type, BytesCodecTypeInfo):
         emit = output_type.encoder() if convert is None else _Compose(convert, output_type.encoder())
@@ -167,10 +173,11 @@ def write_kafka(
     else:
         ds = stream
     rows = ds.map(
-        EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn, decode_input),
-        output_type=PRODUCER_ROW_TYPE,
+        PackedEncodeFunction(topic, value, key, key_fn, value_fn, topic_fn, decode_input),
+        output_type=BYTES,
     ).name("serdes-encode")
-    sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee, properties, transactional_id_prefix)
+    sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee, properties, transactional_id_prefix,
+                             serializer_class=PACKED_SERIALIZER_CLASS)
     return rows.sink_to(sink).name(name or f"kafka-sink:{topic}")
 
 

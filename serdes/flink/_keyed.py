@@ -6,15 +6,19 @@ enters and leaves the Python worker twice.  :func:`read_kafka_keyed` keys the ra
 before any Python code runs:
 
 * ``key_by=None`` (default): the key is the Kafka record key, selected in Java by the keyed
-  record shim (``serdes.flink.KafkaKeyedRowDeserializationSchema``); the only Python operator
+  record shim (``serdes.flink.KafkaKeyedPackedDeserializationSchema``); the only Python operator
   is the keyed one, which decodes each record, calls the user's ``KeyedProcessFunction`` with its
   state and, fused with :func:`~serdes.flink.write_kafka`'s encoder, encodes the output.  One
   crossing per record.
 * ``key_by=fn``: the key is a field of the decoded value: the decode operator emits
-  ``Row(key, raw record)`` (the key typed with ``key_type``, the record as the shim's row, no
-  pickling) and Java keys by field 0; the keyed operator decodes the record again (a serdes decode
+  ``Row(key, packed record)`` (the key typed with ``key_type``, the record as the shim packed it,
+  no pickling) and Java keys by field 0; the keyed operator decodes the record again (a serdes decode
   is a few microseconds, cheaper than pickling the decoded value across the shuffle) and runs the
   user's function.  Two crossings, no extra key-selector operator.
+
+Records cross the JVM boundary packed, one ``byte[]`` each (``_packed.py``): PyFlink builds a
+Python ``Row`` object per row it hands over, which for the nested record row was the largest
+single cost of a keyed record in the Python worker.
 
 Poison pills are handled where a record is decoded (``on_error`` as in ``read_kafka``); the
 dead-letter rows of both operators are in :meth:`KafkaKeyedStream.dead_letters`.
@@ -22,7 +26,6 @@ dead-letter rows of both operators are in :meth:`KafkaKeyedStream.dead_letters`.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
 
 from pyflink.common import Row, Types, WatermarkStrategy
@@ -40,18 +43,18 @@ from pyflink.datastream import (
 from pyflink.datastream.connectors.base import DeliveryGuarantee
 from pyflink.datastream.connectors.kafka import KafkaOffsetsInitializer
 from pyflink.datastream.state import StateDescriptor
-from pyflink.metrics import Counter
 
 from .._errors import StrictTypeError
 from . import _pyflink
 from ._codecs import SerdeSpec
-from ._connectors import kafka_record_sink, kafka_record_source, record_source
+from ._connectors import kafka_record_sink, record_source
 from ._decode import NOTHING, ON_ERROR_FAIL, DecodeFunction
 from ._encode import EncodeFunction
 from ._env import configure
 from ._graph import ATTR_CHECKS, keyed_by_field0
-from ._records import DEAD_LETTER_TAG, PRODUCER_ROW_TYPE, RECORD_ROW_TYPE
-from ._shim import KEYED_DESERIALIZER_CLASS
+from ._metrics import BatchedCounter  # noqa: F401  (earlier home of the class)
+from ._records import BYTES, DEAD_LETTER_TAG
+from ._shim import KEYED_PACKED_DESERIALIZER_CLASS, PACKED_DESERIALIZER_CLASS, PACKED_SERIALIZER_CLASS
 from ._typed_state import get_typed_state
 from ._typed_stream import TypedStream
 from ._typeinfo import BytesCodecTypeInfo
@@ -112,36 +115,6 @@ class _StrictStateContext:
         return attr
 
 
-class BatchedCounter:
-    """A metric counter whose increments reach the wrapped counter in batches.
-
-    PyFlink's ``Counter.inc`` costs a Beam metric update (process mode) or a call into the JVM
-    (thread mode) per call, a few percent of a keyed record's Python time.  Pending increments
-    are added to ``counter`` once ``every`` have accumulated, on the first ``inc`` at least
-    ``seconds`` after the last flush, and on :meth:`flush` (the operator's ``close()``), so the
-    metric trails the records by at most ``every - 1`` of them or ``seconds`` while they flow.
-    """
-
-    __slots__ = ("_counter", "_pending", "_every", "_seconds", "_clock", "_due")
-
-    def __init__(self, counter: Counter, every: int = 256, seconds: float = 1.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        self._counter, self._every, self._seconds, self._clock = counter, every, seconds, clock
-        self._pending = 0
-        self._due = clock() + seconds
-
-    def inc(self, n: int = 1) -> None:
-        self._pending += n
-        if self._pending >= self._every or self._clock() >= self._due:
-            self.flush()
-
-    def flush(self) -> None:
-        if self._pending:
-            self._counter.inc(self._pending)
-            self._pending = 0
-        self._due = self._clock() + self._seconds
-
-
 class KafkaKeyedProcess(KeyedProcessFunction):
     """The keyed operator: decodes ``Row(topic, ..., value, headers)``, calls ``fn`` with the value.
 
@@ -164,18 +137,10 @@ class KafkaKeyedProcess(KeyedProcessFunction):
         self.sink_encoder = sink_encoder
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        self.decode.open(runtime_context)
-        # decoded/encoded are counted per record; PyFlink's counter inc() is a Beam metric update
-        # (process mode) or a call into the JVM (thread mode) each time, so batch them
-        # (a BatchedCounter is no pyflink Counter subclass: it has inc(), the one Counter method
-        # DecodeFunction and EncodeFunction call, hence the two ignores)
-        self._batched: List[BatchedCounter] = [BatchedCounter(self.decode._decoded)]
-        self.decode._decoded = self._batched[0]  # type: ignore[assignment]  # duck-typed Counter
+        self.decode.open(runtime_context)  # its serdes_decoded is batched (_metrics.py)
         if self.sink_encoder is not None:
             self.sink_encoder.open(runtime_context)
-            self._batched.append(BatchedCounter(self.sink_encoder._encoded))
-            self.sink_encoder._encoded = self._batched[1]  # type: ignore[assignment]  # as above
-            self.encode = self.sink_encoder.map
+            self.encode = self.sink_encoder.pack
         self._decode_one = self.decode.decode
         self._user = self.fn.process_element
         if hasattr(self.fn, "open"):
@@ -185,8 +150,9 @@ class KafkaKeyedProcess(KeyedProcessFunction):
                                              self.operator_name))
 
     def close(self) -> None:
-        for counter in getattr(self, "_batched", ()):
-            counter.flush()
+        self.decode.close()  # flushes its batched counters
+        if self.sink_encoder is not None:
+            self.sink_encoder.close()
         if hasattr(self.fn, "close"):
             self.fn.close()
 
@@ -235,12 +201,19 @@ class KeyByDecodedField(ProcessFunction):
             self.key_by.open(runtime_context)
         self._get_key: Callable[[Any], Any] = getattr(self.key_by, "get_key", self.key_by)
 
-    def process_element(self, row: Any, ctx: ProcessFunction.Context) -> Iterator[Any]:
-        for value in self.decode.process_element(row, ctx):
-            if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
-                yield value
-            else:
-                yield Row(self._get_key(value), row)
+    def close(self) -> None:
+        self.decode.close()
+        if hasattr(self.key_by, "close"):
+            self.key_by.close()
+
+    def process_element(self, packed: bytes, ctx: ProcessFunction.Context) -> Iterator[Any]:
+        value = self.decode.decode(packed)
+        if value is NOTHING:
+            return
+        if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
+            yield value
+        else:
+            yield Row(self._get_key(value), packed)
 
 
 class KafkaKeyedStream:
@@ -292,10 +265,10 @@ class KafkaKeyedStream:
         encoder = EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn)
         op = KafkaKeyedProcess(fn, self._decode, strict_types=self._strict_types, operator_name=name,
                                sink_encoder=encoder)
-        rows = self.keyed_stream.process(op, output_type=PRODUCER_ROW_TYPE).name(name)
+        rows = self.keyed_stream.process(op, output_type=BYTES).name(name)
         self._outputs.append(rows)
         sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee or DeliveryGuarantee.AT_LEAST_ONCE,
-                                 properties, transactional_id_prefix)
+                                 properties, transactional_id_prefix, serializer_class=PACKED_SERIALIZER_CLASS)
         return rows.sink_to(sink).name(f"kafka-sink:{topic}")
 
     def dead_letters(self) -> DataStream:
@@ -350,18 +323,20 @@ def read_kafka_keyed(
     source_name = name or f"kafka:{topics_label}"
     decode = DecodeFunction(value, key, on_error, include_metadata, skip_tombstones)
     if key_by is None:
-        source = record_source(bootstrap_servers, topics, _pyflink.new_java_object(KEYED_DESERIALIZER_CLASS, encoding),
-                                group_id, starting_offsets, bounded, properties)
+        source = record_source(bootstrap_servers, topics,
+                               _pyflink.new_java_object(KEYED_PACKED_DESERIALIZER_CLASS, encoding),
+                               group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
-        keyed = keyed_by_field0(rows, Types.STRING(), RECORD_ROW_TYPE)
+        keyed = keyed_by_field0(rows, Types.STRING(), BYTES)
         stream = KafkaKeyedStream(keyed, decode, key_type, strict_types=strict)
     else:
-        source = kafka_record_source(bootstrap_servers, topics, group_id, starting_offsets, bounded, properties)
+        source = record_source(bootstrap_servers, topics, _pyflink.new_java_object(PACKED_DESERIALIZER_CLASS),
+                               group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
         keyed_rows = rows.process(KeyByDecodedField(decode, key_by),
-                                  output_type=Types.ROW_NAMED(["key", "record"], [key_type, RECORD_ROW_TYPE]))
+                                  output_type=Types.ROW_NAMED(["key", "record"], [key_type, BYTES]))
         keyed_rows.name("serdes-decode-key")
-        keyed = keyed_by_field0(keyed_rows, key_type, RECORD_ROW_TYPE)
+        keyed = keyed_by_field0(keyed_rows, key_type, BYTES)
         stream = KafkaKeyedStream(keyed, decode, key_type, key_operator=keyed_rows, strict_types=strict)
     return stream
 

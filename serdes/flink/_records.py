@@ -1,8 +1,10 @@
 """What travels between the Java record shim and serdes' Python operators.
 
-The source shim emits :data:`RECORD_ROW_TYPE` rows (a Kafka record's coordinates, raw key and
-value, headers); the sink shim consumes :data:`PRODUCER_ROW_TYPE` rows; records that fail to
-decode leave as :data:`DEAD_LETTER_ROW_TYPE` rows on :data:`DEAD_LETTER_TAG`. :class:`KafkaRecord`
+The row source shim emits :data:`RECORD_ROW_TYPE` rows (a Kafka record's coordinates, raw key and
+value, headers: ``read_records``); the row sink shim consumes :data:`PRODUCER_ROW_TYPE` rows.
+serdes' own operators exchange the same records packed into one ``byte[]`` (:data:`BYTES`,
+``_packed.py``).  Records that fail to decode leave as :data:`DEAD_LETTER_ROW_TYPE` rows on
+:data:`DEAD_LETTER_TAG`. :class:`KafkaRecord`
 is a decoded record with its coordinates, :class:`FlinkSerializationContext` the context serdes'
 deserializers are called with (it also carries partition and offset, for error locations).
 

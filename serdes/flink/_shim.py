@@ -1,16 +1,18 @@
 """Compile the tiny Java shim (``serdes/flink/java``) with ``javac`` at first use.
 
-The shim holds three classes, compiled against the Kafka connector jar and
-PyFlink's own ``flink-dist`` jar:
+The shim's classes are compiled against the Kafka connector jar and PyFlink's own
+``flink-dist`` jar:
 
 * ``serdes.flink.KafkaRowDeserializationSchema`` - KafkaRecordDeserializationSchema that
   emits ``Row(topic, partition, offset, timestamp, key, value, headers)``; PyFlink's
   value-only ``ByteArraySchema`` would drop coordinates and headers.
 * ``serdes.flink.KafkaRowSerializationSchema`` - KafkaRecordSerializationSchema writing
   ``Row(topic, key, value, headers)`` (key + value + header framing in one sink).
-* ``serdes.flink.KafkaKeyedRowDeserializationSchema`` - ``Row(key, record row)`` with the Kafka
-  record key as a String, so a keyed Python operator follows the shuffle directly
-  (``read_kafka_keyed``).
+* ``serdes.flink.KafkaPackedDeserializationSchema`` / ``KafkaKeyedPackedDeserializationSchema`` /
+  ``KafkaPackedSerializationSchema`` - the same records packed into one ``byte[]``
+  (``serdes.flink.PackedRecords``, ``_packed.py``) for the keyed operators (``read_kafka_keyed``,
+  ``process_to_kafka``); the keyed one emits ``Row(key, packed record)`` with the Kafka record key
+  as a String, so a keyed Python operator follows the shuffle directly.
 
 The jar is cached next to the connector jar, keyed by a hash of the sources and the
 connector/flink versions, so compilation (~3 s) happens once per machine.
@@ -33,7 +35,9 @@ from ._jars import CONNECTOR_VERSION, kafka_connector_jar
 JAVA_SRC = Path(__file__).parent / "java"
 DESERIALIZER_CLASS = "serdes.flink.KafkaRowDeserializationSchema"
 SERIALIZER_CLASS = "serdes.flink.KafkaRowSerializationSchema"
-KEYED_DESERIALIZER_CLASS = "serdes.flink.KafkaKeyedRowDeserializationSchema"
+PACKED_DESERIALIZER_CLASS = "serdes.flink.KafkaPackedDeserializationSchema"
+KEYED_PACKED_DESERIALIZER_CLASS = "serdes.flink.KafkaKeyedPackedDeserializationSchema"
+PACKED_SERIALIZER_CLASS = "serdes.flink.KafkaPackedSerializationSchema"
 
 
 def _pyflink_lib() -> Path:
@@ -94,4 +98,5 @@ def shim_jar(connector_jar: str | os.PathLike[str] | None = None) -> Path:
     return out
 
 
-__all__ = ["shim_jar", "DESERIALIZER_CLASS", "KEYED_DESERIALIZER_CLASS", "SERIALIZER_CLASS", "CONNECTOR_VERSION"]
+__all__ = ["shim_jar", "DESERIALIZER_CLASS", "SERIALIZER_CLASS", "PACKED_DESERIALIZER_CLASS",
+           "KEYED_PACKED_DESERIALIZER_CLASS", "PACKED_SERIALIZER_CLASS", "CONNECTOR_VERSION"]

@@ -13,6 +13,7 @@ from serdes import flink as sf
 from serdes.flink._keyed import KeyByDecodedField, _kafka_key_encoding, _pickled_in, _StrictStateContext
 
 from tests.support.flink_context import RuntimeContext
+from tests.support.packed import pack_consumer_record
 
 OTHER = OutputTag("other", Types.STRING())
 
@@ -56,7 +57,8 @@ class Echo(KeyedProcessFunction):
 
 
 def row(offset, value):
-    return ("t", 0, offset, 0, b"k", value, None)
+    """What the keyed operators receive: a packed record (``serdes/flink/_packed.py``)."""
+    return pack_consumer_record("t", 0, offset, 0, b"k", value)
 
 
 def test_keyed_process_decodes_calls_user_function_and_encodes():

@@ -3,6 +3,7 @@ package serdes.flink;
 import java.nio.charset.StandardCharsets;
 
 import org.apache.flink.api.common.typeinfo.BasicTypeInfo;
+import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
@@ -11,21 +12,22 @@ import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
 /**
- * Emits Row(key STRING, record Row(topic, partition, offset, timestamp, key, value, headers)):
- * the Kafka record key selected in Java, so a Python keyed operator can follow the hash
- * shuffle directly (PyFlink's keyed operators read the key from field 0 of their input row)
- * with no Python operator in front of it.
+ * Emits Row(key STRING, record BYTES): the Kafka record key selected in Java, so a Python
+ * keyed operator can follow the hash shuffle directly (PyFlink's keyed operators read the key
+ * from field 0 of their input row) with no Python operator in front of it, and the whole record packed
+ * ({@link PackedRecords}).
  *
  * <p>The key is the record key's bytes as a String, so that it hashes by content
  * (a byte[] key would hash by identity): {@code "utf8"} decodes them as UTF-8 text, {@code "raw"}
  * maps every byte to one ISO-8859-1 char (lossless for any bytes). A null key becomes the empty
- * string (the record's own key field stays null).
+ * string (the record's own key stays null).
  */
-public class KafkaKeyedRowDeserializationSchema implements KafkaRecordDeserializationSchema<Row> {
+public class KafkaKeyedPackedDeserializationSchema
+        implements KafkaRecordDeserializationSchema<Row> {
     private static final long serialVersionUID = 1L;
     private final boolean raw;
 
-    public KafkaKeyedRowDeserializationSchema(String keyEncoding) {
+    public KafkaKeyedPackedDeserializationSchema(String keyEncoding) {
         if ("raw".equals(keyEncoding)) {
             raw = true;
         } else if ("utf8".equals(keyEncoding)) {
@@ -37,7 +39,9 @@ public class KafkaKeyedRowDeserializationSchema implements KafkaRecordDeserializ
 
     public static RowTypeInfo rowType() {
         return new RowTypeInfo(
-                new TypeInformation<?>[] {BasicTypeInfo.STRING_TYPE_INFO, KafkaRowDeserializationSchema.rowType()},
+                new TypeInformation<?>[] {
+                    BasicTypeInfo.STRING_TYPE_INFO, PrimitiveArrayTypeInfo.BYTE_PRIMITIVE_ARRAY_TYPE_INFO
+                },
                 new String[] {"key", "record"});
     }
 
@@ -45,7 +49,7 @@ public class KafkaKeyedRowDeserializationSchema implements KafkaRecordDeserializ
     public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<Row> out) {
         byte[] k = record.key();
         String key = k == null ? "" : new String(k, raw ? StandardCharsets.ISO_8859_1 : StandardCharsets.UTF_8);
-        out.collect(Row.of(key, KafkaRowDeserializationSchema.toRow(record)));
+        out.collect(Row.of(key, PackedRecords.pack(record)));
     }
 
     @Override

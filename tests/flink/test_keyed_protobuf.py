@@ -13,9 +13,9 @@ import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyflink.common import Types
-from pyflink.datastream import KeyedProcessFunction
 
 from serdes import flink as sf
+from serdes.demo._job import ProtoTotals  # the demo's running total: Order -> CustomerTotal, protobuf state
 from serdes.demo.orders_pb2 import CustomerTotal, Order
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
@@ -24,18 +24,6 @@ pytestmark = [pytest.mark.flink, pytest.mark.integration, pytest.mark.timeout(30
 
 N = 60
 CUSTOMERS = 3
-
-
-class ProtoRunningTotal(KeyedProcessFunction):
-    def open(self, runtime_context):
-        self.state = runtime_context.get_state(sf.ProtobufValueStateDescriptor("total", CustomerTotal))
-
-    def process_element(self, order, ctx):
-        total = self.state.value() or CustomerTotal(customer=order.customer)
-        total.count += 1
-        total.total_cents += order.amount_cents
-        self.state.update(total)
-        yield total
 
 
 def by_customer(order):
@@ -58,7 +46,7 @@ def test_protobuf_keyed_job(shape, mode, kafka_bootstrap, registry_url, new_topi
     keyed = sf.read_kafka_keyed(env, kafka_bootstrap, t_in, sf.protobuf(Order, registry_url),
                                 key_type=Types.STRING(), bounded=True,
                                 **({"key_by": by_customer} if shape == "value" else {}))
-    keyed.process_to_kafka(ProtoRunningTotal(), kafka_bootstrap, t_out,
+    keyed.process_to_kafka(ProtoTotals(), kafka_bootstrap, t_out,
                            sf.protobuf_serializer(CustomerTotal, registry_url), key_fn=by_customer)
     sf.execute(env, f"pb-keyed-{shape}-{mode}")
 

@@ -117,5 +117,8 @@ def test_java_refuses_a_producer_record_without_topic(jvm):
 
     with pytest.raises(Py4JJavaError, match="no default topic"):
         jvm.serdes.flink.PackedRecords.unpack(pack_producer_record(None, None, b"v"), None, None)
+    with pytest.raises(Py4JJavaError, match="a length of 2147483647 with 1 bytes left"):  # no 2 GiB array
+        jvm.serdes.flink.PackedRecords.unpack(b"\xff\xff\xff\xff\xff\xff\xff\xff\x7f\xff\xff\xff"
+                                              b"\xff\xff\xff\xffv", "t", None)
     with pytest.raises(Py4JJavaError, match="trailing bytes"):
         jvm.serdes.flink.PackedRecords.unpack(pack_producer_record(None, None, b"v") + b"x", "t", None)

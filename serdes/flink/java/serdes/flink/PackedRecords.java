@@ -115,6 +115,10 @@ public final class PackedRecords {
         if (len < 0) {
             return null;
         }
+        if (len > in.remaining()) {  // bounded before allocating
+            throw new IllegalArgumentException(
+                    "packed producer record: a length of " + len + " with " + in.remaining() + " bytes left");
+        }
         byte[] out = new byte[len];
         in.get(out);
         return out;

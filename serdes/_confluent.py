@@ -208,6 +208,35 @@ def get_parsed_schema(serde: Any, schema: Any) -> Any:
     return serde._get_parsed_schema(schema)
 
 
+# -- the registry client's REST layer -------------------------------------------------------------
+
+
+def rest_client(registry: Any) -> Optional[Any]:
+    """The ``_RestClient`` behind confluent-kafka's (sync) ``SchemaRegistryClient``: auth, TLS,
+    retries and fail-over across its URLs, without the client's caches. ``None`` for anything else
+    (another client class, or a ``mock://`` client, which answers from memory)."""
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    if type(registry) is not SchemaRegistryClient:
+        return None
+    rest = require(registry, "_rest_client")
+    urls = require(rest, "base_urls")
+    if not urls or not all(str(u).startswith(("http://", "https://")) for u in urls):
+        return None
+    return rest
+
+
+def registry_urls(rest: Any) -> Tuple[str, ...]:
+    """The base URLs a ``_RestClient`` (from :func:`rest_client`) sends to."""
+    return tuple(str(u) for u in require(rest, "base_urls"))
+
+
+def rest_get(rest: Any, path: str, query: Optional[Dict[str, Any]] = None) -> Any:
+    """``GET path`` through a ``_RestClient``: the decoded JSON answer, or the client's
+    ``SchemaRegistryError`` / transport error (typed by :func:`serdes._registry.registry_call`)."""
+    return require(rest, "get")(path, query)
+
+
 # -- private modules ------------------------------------------------------------------------------
 
 

@@ -24,8 +24,9 @@ from __future__ import annotations
 import base64
 import binascii
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from urllib.parse import quote
 
-from confluent_kafka.schema_registry import Schema
+from confluent_kafka.schema_registry import RegisteredSchema, Schema
 from google.protobuf import descriptor_pb2, descriptor_pool
 from google.protobuf.descriptor import Descriptor, FileDescriptor
 from google.protobuf.message import DecodeError
@@ -39,6 +40,7 @@ from .._errors import (
     SchemaMismatchError,
     UnknownSchemaError,
 )
+from .._confluent import registry_urls, rest_client, rest_get
 from .._limits import DEFAULT_LIMITS, Limits
 from .._registry import checked_schema, registry_call
 from .._wire import SchemaRef
@@ -122,10 +124,62 @@ def _is_raw_descriptor(s: str) -> bool:
     return bool(s) and ord(s[0]) < 0x20 and s[0] not in "\t\n\r "
 
 
-def _with_format_fallback(what: str, fn_serialized: Any, fn_plain: Any, location: Optional[RecordLocation], ref: Any) -> Any:
-    """Ask for ``format=serialized`` (Confluent); when the registry fails that request with an
-    HTTP error other than 404, 401, 403 or 429 (Apicurio answers 500), ask again without a format.
-    Every failure is typed by :func:`registry_call`."""
+#: Registries (their base URLs) that failed a ``format=serialized`` request in this process (besides
+#: Apicurio's ccompat API, recognised by its URL): later fetches from them ask without a format first.
+_SERIALIZED_REFUSED: Set[Tuple[str, ...]] = set()
+
+
+def _plain_first(rest: Any) -> bool:
+    """Whether to ask for a schema without a format first.
+
+    Apicurio (its Confluent-compatible API lives under ``/apis/ccompat/``) answers
+    ``format=serialized`` of a schema registered as base64 (what confluent-kafka's and serdes'
+    Python serializers register) with HTTP 500. confluent-kafka's client retries a 500 with
+    back-off (``max.retries``, ``retries.wait.ms``): 1-7 s per schema on every worker's first
+    record, and each 500 counts against Apicurio's own liveness check.
+    """
+    urls = registry_urls(rest)
+    return urls in _SERIALIZED_REFUSED or any("/apis/ccompat/" in u for u in urls)
+
+
+def _is_base64_descriptor(schema_str: str) -> bool:
+    try:
+        descriptor_pb2.FileDescriptorProto.FromString(base64.b64decode(schema_str.strip(), validate=True))
+    except (binascii.Error, ValueError, DecodeError):
+        return False
+    return True
+
+
+def _with_format_fallback(what: str, fn_serialized: Any, fn_plain: Any, location: Optional[RecordLocation], ref: Any,
+                          registry: Any = None, path: str = "", query: Optional[Dict[str, Any]] = None,
+                          answer: Any = None) -> Any:
+    """The schema (or registered version) from the registry, preferring ``format=serialized``.
+
+    Confluent's way first: ask for ``format=serialized``; when the registry fails that request
+    with an HTTP error other than 404, 401, 403 or 429 (Apicurio answers 500), ask again without a
+    format and remember the registry (:data:`_SERIALIZED_REFUSED`).
+
+    From a registry that refuses it (:func:`_plain_first`), ask without a format first, past the
+    client's caches (``GET path``, turned into a result by ``answer``): a base64 descriptor is the
+    answer; ``.proto`` text is asked for again with ``format=serialized`` (served for text
+    schemas, and spares compiling the text), through the client so that its cache ends up with
+    the serialized form, as confluent-kafka's own deserializers on a shared client expect.
+    Every failure is typed by :func:`registry_call`.
+    """
+    rest = rest_client(registry) if registry is not None else None
+    if rest is not None and _plain_first(rest):
+        got = registry_call(what, lambda: answer(rest_get(rest, path, query)), location, ref)
+        text = getattr(got, "schema_str", None) or getattr(getattr(got, "schema", None), "schema_str", None)
+        if not isinstance(text, str) or _is_base64_descriptor(text):
+            return got  # a base64 descriptor, or no schema (checked_schema says so)
+        try:
+            return registry_call(what, fn_serialized, location, ref)
+        except (UnknownSchemaError, RegistryAuthError, RegistryRateLimitedError):
+            raise
+        except RegistryError as e:
+            if e.http_status is None:
+                raise
+            return got  # .proto text, compiled by _proto_text
     try:
         return registry_call(what, fn_serialized, location, ref)
     except (UnknownSchemaError, RegistryAuthError, RegistryRateLimitedError):
@@ -133,7 +187,14 @@ def _with_format_fallback(what: str, fn_serialized: Any, fn_plain: Any, location
     except RegistryError as e:
         if e.http_status is None:
             raise  # unreachable or an unreadable answer: asking again without a format cannot help
-        return registry_call(what, fn_plain, location, ref)
+        got = registry_call(what, fn_plain, location, ref)
+        if rest is not None:
+            _SERIALIZED_REFUSED.add(registry_urls(rest))
+        return got
+
+
+def _schema_answer(response: Any) -> Schema:
+    return RegisteredSchema.from_dict(response).schema
 
 
 def fetch_schema(registry: Any, schema_id: SchemaRef, location: Optional[RecordLocation] = None) -> Schema:
@@ -148,7 +209,7 @@ def fetch_schema(registry: Any, schema_id: SchemaRef, location: Optional[RecordL
             what,
             lambda: registry.get_schema(schema_id, None, "serialized"),
             lambda: registry.get_schema(schema_id, None, None),
-            location, schema_id,
+            location, schema_id, registry, f"schemas/ids/{schema_id}", None, _schema_answer,
         )
     else:
         what = f"fetching schema GUID {schema_id}"
@@ -156,7 +217,7 @@ def fetch_schema(registry: Any, schema_id: SchemaRef, location: Optional[RecordL
             what,
             lambda: registry.get_schema_by_guid(str(schema_id), "serialized"),
             lambda: registry.get_schema_by_guid(str(schema_id), None),
-            location, schema_id,
+            location, schema_id, registry, f"schemas/guids/{quote(str(schema_id), safe='')}", None, _schema_answer,
         )
     return checked_schema(what, got, location, schema_id)
 
@@ -168,7 +229,8 @@ def fetch_version(registry: Any, subject: str, version: int, location: Optional[
         what,
         lambda: registry.get_version(subject, version, True, "serialized"),
         lambda: registry.get_version(subject, version, True),
-        location, None,
+        location, None, registry, f"subjects/{quote(subject, safe='')}/versions/{quote(str(version), safe='')}",
+        {"deleted": True}, RegisteredSchema.from_dict,
     )
     checked_schema(what, getattr(got, "schema", None), location, None)
     return got

@@ -122,3 +122,23 @@ def test_nested_message_through_kafka(kafka_bootstrap, registry_url, unique_name
     dyn = decode_all(records, ProtobufDeserializer(None, None, SchemaRegistryClient({"url": registry_url})))
     assert [d.DESCRIPTOR.full_name for d in dyn] == ["serdes.test.Refund.Reason"] * 2
     assert dyn[0].detail.code == -5
+
+
+def test_first_record_from_the_registry_gets_no_error_answer(kafka_bootstrap, registry_url, unique_name):
+    """The writer schema (and its reference) come in without an error answer: Apicurio answers
+    ``format=serialized`` of a base64-registered schema with HTTP 500, which confluent-kafka's client
+    would retry with back-off (seconds per schema) and Apicurio counts against its liveness."""
+    topic = unique_name
+    sent = [make_order(i) for i in range(3)]
+    produce(kafka_bootstrap, topic, ProtobufSerializer(order_pb2.Order, SchemaRegistryClient({"url": registry_url})), sent)
+    records = consume_raw(kafka_bootstrap, topic, len(sent), unique_name)
+
+    reader = SchemaRegistryClient({"url": registry_url})
+    answers = []
+    # observe the real client's HTTP answers (the test's only look inside confluent-kafka's client)
+    reader._rest_client.session.event_hooks["response"].append(
+        lambda r: answers.append((r.status_code, str(r.url))))
+    dyn = decode_all(records, ProtobufDeserializer(None, None, reader))
+    assert [d.SerializeToString() for d in dyn] == [m.SerializeToString() for m in sent]
+    assert answers, "no registry request observed"
+    assert [a for a in answers if a[0] >= 400] == []

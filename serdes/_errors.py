@@ -273,6 +273,7 @@ __all__ += [
     "FlinkJobError",
     "ConnectorJarError",
     "PackedRecordError",
+    "KeyFieldMismatchError",
     "JobGraphError",
     "ThreadModeError",
     "StrictTypeError",
@@ -291,6 +292,16 @@ class _UnlocatedError(SerdesError):
         if where == "unknown location":
             return self.reason
         return f"{self.reason} ({where})"
+
+
+class KeyFieldMismatchError(SerdesError):
+    """A record's decoded key field is not the key it was keyed by.
+
+    ``read_kafka_keyed(key_by="field")`` on Protobuf reads the key field from the record's bytes in
+    Java, before the shuffle; the keyed operator decodes the record and checks its field against
+    that key. They differ only for bytes the Java reader cannot read as the message class would
+    (corrupt or unusual encodings); such a record goes through ``on_error`` and never reaches the
+    user's function under a wrong key."""
 
 
 class RecordDecodeError(SerdesError):

@@ -16,6 +16,7 @@ from .._errors import (
     PackedRecordError,
     FlinkJobError,
     JobGraphError,
+    KeyFieldMismatchError,
     PyFlinkAPIError,
     RecordDecodeError,
     StateSchemaIncompatibleError,
@@ -98,6 +99,6 @@ __all__ = [
     "json_schema_row_type_info", "read_debezium", "debezium_row_type", "DebeziumDecodeFunction", "METADATA_COLUMNS",
     # errors
     "RecordDecodeError", "StateSchemaIncompatibleError", "FlinkJobError", "find_record_error", "ConnectorJarError",
-    "PackedRecordError",
+    "PackedRecordError", "KeyFieldMismatchError",
     "JobGraphError", "StrictTypeError", "ThreadModeError", "PyFlinkAPIError",
 ]

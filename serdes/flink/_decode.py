@@ -14,7 +14,7 @@ from confluent_kafka.serialization import MessageField
 from pyflink.common import Row
 from pyflink.datastream import ProcessFunction, RuntimeContext
 
-from serdes._errors import RecordDecodeError, RecordLocation, RegistryError, SerdesError
+from serdes._errors import KeyFieldMismatchError, RecordDecodeError, RecordLocation, RegistryError, SerdesError
 
 from ._codecs import SerdeSpec, create_in_worker
 from ._metrics import BatchedCounter, batched, flush_all
@@ -155,13 +155,18 @@ class DecodeFunction(DecodingFunction):
         if out is not NOTHING:
             yield out
 
-    def decode(self, row: Any) -> Any:
+    def decode(self, row: Any, key_check: Optional[Tuple[Callable[[Any], Any], Any]] = None) -> Any:
         """One record -> what ``process_element`` emits: the decoded output, a dead-letter
         ``(DEAD_LETTER_TAG, row)``, or :data:`NOTHING` (tombstone, skipped record). A plain call,
         for operators that decode inside their own ``process_element`` (no generator per record).
 
         ``row``: a packed record (``bytes``, ``_packed.py``: what serdes' sources emit) or a
-        :data:`RECORD_ROW_TYPE` row / 7-tuple (``read_records``)."""
+        :data:`RECORD_ROW_TYPE` row / 7-tuple (``read_records``).
+
+        ``key_check``: ``(key_of, key)``: the record fails like a poison pill
+        (:class:`~serdes.flink.KeyFieldMismatchError`) unless ``key_of(decoded value) == key``;
+        the keyed operator of ``read_kafka_keyed(key_by="field")`` passes the key the record was
+        shuffled by."""
         if type(row) is bytes:
             row = unpack_record(row)
         topic, partition, offset, ts, raw_key, raw_value, headers = row
@@ -179,6 +184,13 @@ class DecodeFunction(DecodingFunction):
                 key = self._key_de(
                     raw_key, FlinkSerializationContext(topic, MessageField.KEY, headers, partition, offset)
                 )
+            if key_check is not None and value is not None:  # a kept tombstone has no field to check
+                field = MessageField.VALUE
+                got = key_check[0](value)
+                if got != key_check[1]:
+                    raise KeyFieldMismatchError(
+                        f"the record was keyed by {repr(key_check[1])[:200]}, read from its bytes before the "
+                        f"shuffle, but its decoded key field is {repr(got)[:200]}")
         except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
             rejected = self._reject(exc, row, field)
             return rejected[0] if rejected else NOTHING

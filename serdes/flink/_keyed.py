@@ -26,7 +26,8 @@ dead-letter rows of both operators are in :meth:`KafkaKeyedStream.dead_letters`.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Union
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from pyflink.common import Row, Types, WatermarkStrategy
 from pyflink.common.typeinfo import TypeInformation
@@ -54,7 +55,12 @@ from ._env import configure
 from ._graph import ATTR_CHECKS, keyed_by_field0
 from ._metrics import BatchedCounter  # noqa: F401  (earlier home of the class)
 from ._records import BYTES, DEAD_LETTER_TAG
-from ._shim import KEYED_PACKED_DESERIALIZER_CLASS, PACKED_DESERIALIZER_CLASS, PACKED_SERIALIZER_CLASS
+from ._shim import (
+    KEYED_PACKED_DESERIALIZER_CLASS,
+    PACKED_DESERIALIZER_CLASS,
+    PACKED_SERIALIZER_CLASS,
+    PROTOBUF_KEYED_PACKED_DESERIALIZER_CLASS,
+)
 from ._typed_state import get_typed_state
 from ._typed_stream import TypedStream
 from ._typeinfo import BytesCodecTypeInfo
@@ -68,6 +74,62 @@ def _kafka_key_encoding(key_type: TypeInformation) -> str:
     raise ValueError(
         "key_by_kafka_key supports key_type=Types.STRING() (UTF-8 text keys) or "
         f"Types.PRIMITIVE_ARRAY(Types.BYTE()) (any bytes, state keyed by their latin-1 string), not {key_type!r}")
+
+
+class FieldKey:
+    """``key_by="name"``: the field ``name`` of the decoded value (a message attribute, or the item
+    of a mapping such as a decoded Avro or JSON record). Picklable, unlike a lambda defined in a job."""
+
+    __module__ = "serdes.flink._keyed"
+    __slots__ = ("field",)
+
+    def __init__(self, field: str) -> None:
+        self.field = field
+
+    def __call__(self, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return value[self.field]
+        return getattr(value, self.field)
+
+    def __reduce__(self) -> Any:
+        return FieldKey, (self.field,)
+
+    def __repr__(self) -> str:
+        return f"FieldKey({self.field!r})"
+
+
+#: Protobuf field types whose key the Java shim reads (``ProtobufKeyField``), by name
+_PROTOBUF_KEY_KINDS = {
+    "TYPE_STRING": "string", "TYPE_INT64": "int64", "TYPE_INT32": "int32", "TYPE_UINT32": "uint32",
+    "TYPE_SINT64": "sint64", "TYPE_SINT32": "sint32",
+}
+
+
+def protobuf_key_field(value: SerdeSpec, field: str) -> Optional[Tuple[int, str, TypeInformation]]:
+    """``(field number, kind, key type)`` when ``value`` decodes into a generated Protobuf class whose
+    top-level field ``field`` the Java shim can read (a singular string or 32/64-bit signed or
+    32-bit unsigned integer field), else ``None`` (the key is then read in a Python operator).
+    A class without that field is a ``ValueError``."""
+    if value.format != "protobuf" or value.role != "de":
+        return None
+    message_type = value.kwargs.get("message_type")
+    descriptor = getattr(message_type, "DESCRIPTOR", None)
+    if descriptor is None:
+        return None
+    fd = descriptor.fields_by_name.get(field)
+    if fd is None:
+        raise ValueError(f"key_by={field!r}: {descriptor.full_name} has no field {field!r} "
+                         f"(fields: {', '.join(sorted(descriptor.fields_by_name))})")
+    from google.protobuf.descriptor import FieldDescriptor
+
+    kinds = {getattr(FieldDescriptor, name): kind for name, kind in _PROTOBUF_KEY_KINDS.items()}
+    kind = kinds.get(fd.type)
+    repeated = getattr(fd, "is_repeated", None)  # protobuf >= 6; ``label`` before
+    if repeated is None:
+        repeated = fd.label == FieldDescriptor.LABEL_REPEATED
+    if kind is None or repeated:
+        return None
+    return fd.number, kind, Types.STRING() if kind == "string" else Types.LONG()
 
 
 def _pickled_in(type_info: Optional[TypeInformation], path: str = "") -> Optional[str]:
@@ -128,13 +190,15 @@ class KafkaKeyedProcess(KeyedProcessFunction):
 
     def __init__(self, fn: KeyedProcessFunction, decode: DecodeFunction,
                  encode: Optional[Callable[[Any], Any]] = None, strict_types: bool = False,
-                 operator_name: str = "serdes-keyed", sink_encoder: Optional[EncodeFunction] = None) -> None:
+                 operator_name: str = "serdes-keyed", sink_encoder: Optional[EncodeFunction] = None,
+                 key_check: Optional[Callable[[Any], Any]] = None) -> None:
         self.fn = fn
         self.decode = decode
         self.encode = encode
         self.strict_types = strict_types
         self.operator_name = operator_name
         self.sink_encoder = sink_encoder
+        self.key_check = key_check  # key_by="field" read in Java: every decoded key is checked
 
     def open(self, runtime_context: RuntimeContext) -> None:
         self.decode.open(runtime_context)  # its serdes_decoded is batched (_metrics.py)
@@ -142,6 +206,7 @@ class KafkaKeyedProcess(KeyedProcessFunction):
             self.sink_encoder.open(runtime_context)
             self.encode = self.sink_encoder.pack
         self._decode_one = self.decode.decode
+        self._key_check = getattr(self, "key_check", None)  # None in job graphs pickled before it existed
         self._user = self.fn.process_element
         if hasattr(self.fn, "open"):
             # the proxy is a RuntimeContext by delegation (__getattr__), not by subclassing: as a subclass
@@ -158,7 +223,8 @@ class KafkaKeyedProcess(KeyedProcessFunction):
 
     def process_element(self, row: Any, ctx: KeyedProcessFunction.Context) -> Iterator[Any]:
         # one plain decode call, no generator per record (this runs for every record of the job)
-        value = self._decode_one(row)
+        check = self._key_check
+        value = self._decode_one(row) if check is None else self._decode_one(row, (check, ctx.get_current_key()))
         if value is NOTHING:
             return
         if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
@@ -220,12 +286,14 @@ class KafkaKeyedStream:
     """Records of a Kafka topic keyed before any user code runs; see :func:`read_kafka_keyed`."""
 
     def __init__(self, keyed: KeyedStream, decode: DecodeFunction, key_type: TypeInformation,
-                 key_operator: Optional[DataStream] = None, strict_types: bool = False) -> None:
+                 key_operator: Optional[DataStream] = None, strict_types: bool = False,
+                 key_check: Optional[Callable[[Any], Any]] = None) -> None:
         self.keyed_stream = keyed
         self.key_type = key_type
         self._decode = decode
         self._key_operator = key_operator  # value-keyed shape: the decode + key operator
         self._strict_types = strict_types
+        self._key_check = key_check  # key field read in Java: the keyed operator checks it
         self._outputs: List[DataStream] = []
 
     def process(self, fn: KeyedProcessFunction, output_type: Optional[TypeInformation] = None,
@@ -239,7 +307,8 @@ class KafkaKeyedStream:
         if not isinstance(fn, KeyedProcessFunction):
             raise TypeError(f"process() needs a KeyedProcessFunction, not {type(fn).__name__}")
         encode = output_type.encoder() if isinstance(output_type, BytesCodecTypeInfo) else None
-        op = KafkaKeyedProcess(fn, self._decode, encode, strict_types=self._strict_types, operator_name=name)
+        op = KafkaKeyedProcess(fn, self._decode, encode, strict_types=self._strict_types, operator_name=name,
+                               key_check=self._key_check)
         out = self.keyed_stream.process(op, output_type=output_type).name(name)
         self._outputs.append(out)
         if isinstance(output_type, BytesCodecTypeInfo):
@@ -264,7 +333,7 @@ class KafkaKeyedStream:
             raise TypeError(f"process_to_kafka() needs a KeyedProcessFunction, not {type(fn).__name__}")
         encoder = EncodeFunction(topic, value, key, key_fn, value_fn, topic_fn)
         op = KafkaKeyedProcess(fn, self._decode, strict_types=self._strict_types, operator_name=name,
-                               sink_encoder=encoder)
+                               sink_encoder=encoder, key_check=self._key_check)
         rows = self.keyed_stream.process(op, output_type=BYTES).name(name)
         self._outputs.append(rows)
         sink = kafka_record_sink(bootstrap_servers, topic, delivery_guarantee or DeliveryGuarantee.AT_LEAST_ONCE,
@@ -286,7 +355,7 @@ def read_kafka_keyed(
     topics: Union[str, Sequence[str]],
     value: SerdeSpec,
     key_type: Optional[TypeInformation] = None,
-    key_by: Optional[Callable[[Any], Any]] = None,
+    key_by: Union[None, str, Callable[[Any], Any]] = None,
     key: Optional[SerdeSpec] = None,
     on_error: str = ON_ERROR_FAIL,
     include_metadata: bool = False,
@@ -308,9 +377,29 @@ def read_kafka_keyed(
     too) of type ``key_type`` (required, a hashable Flink type such as ``Types.STRING()`` or
     ``Types.LONG()``).
 
+    ``key_by="name"``: keyed by the field ``name`` of the decoded value. For a Protobuf value with a
+    generated class and a singular ``string``, ``int32``, ``int64``, ``uint32``, ``sint32`` or
+    ``sint64`` field, the field is read from the record's bytes in Java
+    (``KafkaProtobufKeyedPackedDeserializationSchema``): no Python operator before the shuffle, one
+    crossing per record, as with the Kafka key.  ``key_type`` is then ``Types.STRING()`` or
+    ``Types.LONG()`` (inferred when omitted), and the keyed operator checks each decoded value's
+    field against the key it was shuffled by (a mismatch is a
+    :class:`~serdes.flink.KeyFieldMismatchError`, handled by ``on_error``).  Any other value
+    (Avro, JSON Schema, dynamic Protobuf, other field types) is keyed as with
+    ``key_by=fn`` (``key_type`` required), the field read as an attribute or a mapping item.
+
     ``key`` (a key deserializer) only decodes ``KafkaRecord.key`` for ``include_metadata=True``.
     Other arguments as for :func:`~serdes.flink.read_kafka`.
     """
+    java_field: Optional[Tuple[int, str, TypeInformation]] = None
+    if isinstance(key_by, str):
+        java_field = protobuf_key_field(value, key_by)
+        if java_field is not None:
+            if key_type is not None and key_type != java_field[2]:
+                raise ValueError(f"key_by={key_by!r} is a {java_field[1]} field, keyed as {java_field[2]!r}; "
+                                 f"key_type={key_type!r} does not match (omit key_type)")
+            key_type = java_field[2]
+        key_by = FieldKey(key_by)
     if key_by is None:
         key_type = key_type or Types.STRING()
     elif key_type is None:
@@ -329,6 +418,14 @@ def read_kafka_keyed(
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
         keyed = keyed_by_field0(rows, Types.STRING(), BYTES)
         stream = KafkaKeyedStream(keyed, decode, key_type, strict_types=strict)
+    elif java_field is not None:
+        number, kind, _ = java_field
+        source = record_source(bootstrap_servers, topics,
+                               _pyflink.new_java_object(PROTOBUF_KEYED_PACKED_DESERIALIZER_CLASS, number, kind),
+                               group_id, starting_offsets, bounded, properties)
+        rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
+        keyed = keyed_by_field0(rows, key_type, BYTES)
+        stream = KafkaKeyedStream(keyed, decode, key_type, strict_types=strict, key_check=key_by)
     else:
         source = record_source(bootstrap_servers, topics, _pyflink.new_java_object(PACKED_DESERIALIZER_CLASS),
                                group_id, starting_offsets, bounded, properties)

@@ -12,7 +12,9 @@ The shim's classes are compiled against the Kafka connector jar and PyFlink's ow
   ``KafkaPackedSerializationSchema`` - the same records packed into one ``byte[]``
   (``serdes.flink.PackedRecords``, ``_packed.py``) for the keyed operators (``read_kafka_keyed``,
   ``process_to_kafka``); the keyed one emits ``Row(key, packed record)`` with the Kafka record key
-  as a String, so a keyed Python operator follows the shuffle directly.
+  as a String, so a keyed Python operator follows the shuffle directly;
+  ``KafkaProtobufKeyedPackedDeserializationSchema`` keys by a top-level field of a Protobuf value
+  instead (``serdes.flink.ProtobufKeyField``: ``read_kafka_keyed(key_by="field")``).
 
 The jar is cached next to the connector jar, keyed by a hash of the sources and the
 connector/flink versions, so compilation (~3 s) happens once per machine.
@@ -38,6 +40,7 @@ SERIALIZER_CLASS = "serdes.flink.KafkaRowSerializationSchema"
 PACKED_DESERIALIZER_CLASS = "serdes.flink.KafkaPackedDeserializationSchema"
 KEYED_PACKED_DESERIALIZER_CLASS = "serdes.flink.KafkaKeyedPackedDeserializationSchema"
 PACKED_SERIALIZER_CLASS = "serdes.flink.KafkaPackedSerializationSchema"
+PROTOBUF_KEYED_PACKED_DESERIALIZER_CLASS = "serdes.flink.KafkaProtobufKeyedPackedDeserializationSchema"
 
 
 def _pyflink_lib() -> Path:
@@ -99,4 +102,5 @@ def shim_jar(connector_jar: str | os.PathLike[str] | None = None) -> Path:
 
 
 __all__ = ["shim_jar", "DESERIALIZER_CLASS", "SERIALIZER_CLASS", "PACKED_DESERIALIZER_CLASS",
-           "KEYED_PACKED_DESERIALIZER_CLASS", "PACKED_SERIALIZER_CLASS", "CONNECTOR_VERSION"]
+           "KEYED_PACKED_DESERIALIZER_CLASS", "PACKED_SERIALIZER_CLASS",
+           "PROTOBUF_KEYED_PACKED_DESERIALIZER_CLASS", "CONNECTOR_VERSION"]

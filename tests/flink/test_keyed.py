@@ -107,7 +107,7 @@ def two_crossing_job(env, bootstrap, registry, t_in, t_out):
 
 
 def keyed_job(env, bootstrap, registry, t_in, t_out, shape, fn=None, **kw):
-    key_kw = {"key_by": by_customer} if shape == "value" else {}
+    key_kw = {"key_by": by_customer} if shape == "value" else {"key_by": "customer"} if shape == "field" else {}
     keyed = sf.read_kafka_keyed(env, bootstrap, t_in, sf.avro(registry), key_type=Types.STRING(),
                                 bounded=True, **key_kw, **kw)
     totals = keyed.process(fn or RunningTotal())
@@ -120,7 +120,7 @@ def plan_nodes(env):
 
 
 @pytest.mark.parametrize("mode", ["process", "thread"])
-@pytest.mark.parametrize("shape", ["kafka", "value"])
+@pytest.mark.parametrize("shape", ["kafka", "value", "field"])  # field: key_by="customer" on Avro, a Python key
 def test_keyed_shapes_match_two_crossing_job(shape, mode, kafka_bootstrap, registry_url, new_topic, produce, consume):
     t_in = new_topic("keyed-in")
     inputs = produce_orders(registry_url, t_in, produce, orders(), keyed=shape == "kafka")

@@ -15,6 +15,12 @@ before any Python code runs:
   no pickling) and Java keys by field 0; the keyed operator decodes the record again (a serdes decode
   is a few microseconds, cheaper than pickling the decoded value across the shuffle) and runs the
   user's function.  Two crossings, no extra key-selector operator.
+* ``key_by="name"`` on a Protobuf value with a generated class (a singular string or integer
+  field): the field is read from the record's bytes in Java
+  (``serdes.flink.KafkaProtobufKeyedPackedDeserializationSchema``), so the job has the Kafka-key
+  shape: one crossing.  The keyed operator checks each decoded value's field against the key the
+  record was shuffled by (``DecodeFunction.decode``'s ``key_check``).  Other values with a field
+  name are keyed like ``key_by=fn`` (:class:`FieldKey`).
 
 Records cross the JVM boundary packed, one ``byte[]`` each (``_packed.py``): PyFlink builds a
 Python ``Row`` object per row it hands over, which for the nested record row was the largest
@@ -201,6 +207,7 @@ class KafkaKeyedProcess(KeyedProcessFunction):
         self.key_check = key_check  # key_by="field" read in Java: every decoded key is checked
 
     def open(self, runtime_context: RuntimeContext) -> None:
+        _pyflink.speed_up_key_changes(runtime_context)  # process mode: PyFlink's key change, cheaper
         self.decode.open(runtime_context)  # its serdes_decoded is batched (_metrics.py)
         if self.sink_encoder is not None:
             self.sink_encoder.open(runtime_context)

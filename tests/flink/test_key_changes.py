@@ -127,3 +127,34 @@ def test_not_installed_on_other_releases(monkeypatch):
 def test_the_state_module_is_only_looked_at_when_loaded(monkeypatch):
     monkeypatch.delitem(sys.modules, _pyflink._REMOTE_STATE)
     assert not _pyflink.speed_up_key_changes(object())
+
+
+@pytest.mark.parametrize("key_type, keys", [
+    (Types.LONG(), [1, 2, 3, -1, 2**40]),
+    (Types.DOUBLE(), [0.0, -0.0, 1.5, 0.0, -0.0]),   # equal values, different bytes: not remembered
+    (Types.STRING(), ["a", "b", "é", "a"]),
+])
+def test_encoded_key_is_pyflinks_encoding(key_type, keys):
+    from pyflink.fn_execution.coders import from_type_info
+    from pyflink.fn_execution.state_impl import RemoteKeyedStateBackend
+
+    backend, pyflinks = (RemoteKeyedStateBackend(DictStateHandler(), from_type_info(Types.ROW([key_type])), None,
+                                                 10, 10, 10) for _ in range(2))
+
+    class Ctx:
+        _keyed_state_backend = backend
+
+    assert _pyflink.speed_up_key_changes(Ctx())
+    for k in keys * 2:
+        backend.set_current_key(Row(k))
+        pyflinks.set_current_key(Row(k))  # (PyFlink keeps 0.0 on -0.0: the rows are equal)
+        assert backend._encoded_current_key == pyflinks._encoded_current_key, k
+
+
+def test_remembered_keys_are_bounded(monkeypatch):
+    monkeypatch.setattr(_pyflink, "_ENCODED_KEYS_MAX", 3)
+    backend, _, _ = _backend(10, True)
+    remembered = backend.set_current_key.args[1]
+    for i in range(10):
+        backend.set_current_key(Row(f"k{i}"))
+        assert len(remembered) <= 3

@@ -325,7 +325,7 @@ def speed_up_key_changes(runtime_context: Any) -> bool:
     """
     if _REMOTE_STATE not in sys.modules or pyflink_version() != _KEY_CHANGE_VERIFIED:
         return False
-    backend = getattr(runtime_context, "_keyed_state_backend", None)
+    backend: Any = getattr(runtime_context, "_keyed_state_backend", None)
     remote = require(_module(_REMOTE_STATE), "RemoteKeyedStateBackend")
     if type(backend) is not remote:
         return False

@@ -172,25 +172,32 @@ def _with_format_fallback(what: str, fn_serialized: Any, fn_plain: Any, location
         text = getattr(got, "schema_str", None) or getattr(getattr(got, "schema", None), "schema_str", None)
         if not isinstance(text, str) or _is_base64_descriptor(text):
             return got  # a base64 descriptor, or no schema (checked_schema says so)
-        try:
-            return registry_call(what, fn_serialized, location, ref)
-        except (UnknownSchemaError, RegistryAuthError, RegistryRateLimitedError):
-            raise
-        except RegistryError as e:
-            if e.http_status is None:
-                raise
-            return got  # .proto text, compiled by _proto_text
+        serialized = _ask_serialized(what, fn_serialized, location, ref)
+        return got if serialized is _REFUSED else serialized  # refused: .proto text, compiled by _proto_text
+    serialized = _ask_serialized(what, fn_serialized, location, ref)
+    if serialized is not _REFUSED:
+        return serialized
+    got = registry_call(what, fn_plain, location, ref)
+    if rest is not None:
+        _SERIALIZED_REFUSED.add(registry_urls(rest))
+    return got
+
+
+_REFUSED = object()
+
+
+def _ask_serialized(what: str, fn_serialized: Any, location: Optional[RecordLocation], ref: Any) -> Any:
+    """``fn_serialized()``, or :data:`_REFUSED` when the registry answered it with an HTTP error other
+    than 404, 401, 403 or 429. Other failures raise, typed: an unreachable registry or an unreadable
+    answer is not helped by asking again without a format."""
     try:
         return registry_call(what, fn_serialized, location, ref)
     except (UnknownSchemaError, RegistryAuthError, RegistryRateLimitedError):
         raise
     except RegistryError as e:
         if e.http_status is None:
-            raise  # unreachable or an unreadable answer: asking again without a format cannot help
-        got = registry_call(what, fn_plain, location, ref)
-        if rest is not None:
-            _SERIALIZED_REFUSED.add(registry_urls(rest))
-        return got
+            raise
+        return _REFUSED
 
 
 def _schema_answer(response: Any) -> Schema:

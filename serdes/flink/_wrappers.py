@@ -22,6 +22,7 @@ from pyflink.datastream import (
     RuntimeContext,
 )
 
+from . import _pyflink
 from ._descriptor_codec import PICKLE_MODULE
 from ._typed_state import call_close, call_open
 
@@ -56,6 +57,7 @@ class _Delegating:
         self._call = getattr(fn, self._method) if self._method and hasattr(fn, self._method) else fn
 
     def open(self, runtime_context: RuntimeContext) -> None:
+        _pyflink.speed_up_key_changes(runtime_context)  # keyed, process mode: PyFlink's key change, cheaper
         call_open(self.fn, runtime_context)
 
     def close(self) -> None:

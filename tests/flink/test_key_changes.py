@@ -13,48 +13,22 @@ from __future__ import annotations
 
 import random
 import sys
-from typing import Any, Dict, List
-
 import pytest
 from pyflink.common import Row, Types
 
 from serdes.flink import _pyflink
 
-
-class DictStateHandler:
-    """The runner's state API as a dict: bag state key (serialized ``StateKey``) -> elements."""
-
-    _state_cache = None
-    _underlying = None
-    _context = None
-
-    def __init__(self) -> None:
-        self.store: Dict[bytes, List[Any]] = {}
-
-    def blocking_get(self, state_key: Any, coder: Any) -> List[Any]:
-        return list(self.store.get(state_key.SerializeToString(deterministic=True), []))
-
-    def extend(self, state_key: Any, coder: Any, elements: Any) -> None:
-        self.store.setdefault(state_key.SerializeToString(deterministic=True), []).extend(elements)
-
-    def clear(self, state_key: Any) -> None:
-        self.store.pop(state_key.SerializeToString(deterministic=True), None)
+from tests.support.state_backend import remote_backend
 
 
 def _backend(cache_size: int, fast: bool):
-    from pyflink.fn_execution.coders import from_type_info
-    from pyflink.fn_execution.state_impl import RemoteKeyedStateBackend
-
-    handler = DictStateHandler()
-    backend = RemoteKeyedStateBackend(handler, from_type_info(Types.ROW([Types.STRING()])), None, cache_size, 1000, 1000)
+    backend, handler, states = remote_backend(Types.STRING(), cache_size, n_states=3)
 
     class Ctx:
         _keyed_state_backend = backend
 
     if fast:
         assert _pyflink.speed_up_key_changes(Ctx()), "not installed"
-    coder = from_type_info(Types.PRIMITIVE_ARRAY(Types.BYTE()))
-    states = [backend.get_value_state(f"s{i}", coder) for i in range(3)]
     return backend, handler, states
 
 
@@ -135,11 +109,7 @@ def test_the_state_module_is_only_looked_at_when_loaded(monkeypatch):
     (Types.STRING(), ["a", "b", "é", "a"]),
 ])
 def test_encoded_key_is_pyflinks_encoding(key_type, keys):
-    from pyflink.fn_execution.coders import from_type_info
-    from pyflink.fn_execution.state_impl import RemoteKeyedStateBackend
-
-    backend, pyflinks = (RemoteKeyedStateBackend(DictStateHandler(), from_type_info(Types.ROW([key_type])), None,
-                                                 10, 10, 10) for _ in range(2))
+    backend, pyflinks = (remote_backend(key_type, 10, n_states=0)[0] for _ in range(2))
 
     class Ctx:
         _keyed_state_backend = backend

@@ -60,7 +60,7 @@ from ._encode import EncodeFunction
 from ._env import configure
 from ._graph import ATTR_CHECKS, keyed_by_field0
 from ._metrics import BatchedCounter  # noqa: F401  (earlier home of the class)
-from ._records import BYTES, DEAD_LETTER_TAG
+from ._records import BYTES, DEAD_LETTER_TAG, KafkaRecord
 from ._shim import (
     KEYED_PACKED_DESERIALIZER_CLASS,
     PACKED_DESERIALIZER_CLASS,
@@ -84,15 +84,18 @@ def _kafka_key_encoding(key_type: TypeInformation) -> str:
 
 class FieldKey:
     """``key_by="name"``: the field ``name`` of the decoded value (a message attribute, or the item
-    of a mapping such as a decoded Avro or JSON record). Picklable, unlike a lambda defined in a job."""
+    of a mapping such as a decoded Avro or JSON record), also when the operator hands it a
+    :class:`~serdes.flink.KafkaRecord` (``include_metadata=True``). Picklable, unlike a lambda
+    defined in a job."""
 
-    __module__ = "serdes.flink._keyed"
     __slots__ = ("field",)
 
     def __init__(self, field: str) -> None:
         self.field = field
 
     def __call__(self, value: Any) -> Any:
+        if type(value) is KafkaRecord:
+            value = value.value
         if isinstance(value, Mapping):
             return value[self.field]
         return getattr(value, self.field)

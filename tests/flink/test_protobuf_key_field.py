@@ -172,8 +172,12 @@ def test_java_path_for_supported_fields_of_generated_classes():
 
 
 def test_field_key_reads_attributes_and_items():
+    from serdes.flink import KafkaRecord
+
     key = FieldKey("customer")
     assert key(Order(customer="c1")) == "c1" and key({"customer": "c2"}) == "c2"
+    # include_metadata=True: the decode operator hands the key function a KafkaRecord
+    assert key(KafkaRecord("t", 0, 1, 2, b"k", {"customer": "c4"}, None)) == "c4"
     import pickle
 
     assert pickle.loads(pickle.dumps(key))(Order(customer="c3")) == "c3"

@@ -248,6 +248,14 @@ def _run_on_cluster(args, cluster, bootstrap, registry, topics, counter):
             phase, last_print = current, now
         time.sleep(0.5)
     elapsed = time.monotonic() - t0
+    if state == "FINISHED" and not first_seen:
+        # all the output came between two polls (a quick job): the counter's clock says when it began
+        deadline = time.monotonic() + 10.0
+        while counter.first is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if counter.first is not None:
+            log(f"first records out {counter.first - t0:.1f}s after submission "
+                "(the job finished before the next progress line)")
     if state != "FINISHED":
         text = cluster.job_exception(job_id)
         err = sf.find_record_error(text)

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from pyflink.common import Row, Types, WatermarkStrategy
+from pyflink.common import Types, WatermarkStrategy
 from pyflink.common.typeinfo import TypeInformation
 from pyflink.datastream import (
     DataStream,
@@ -211,6 +211,7 @@ class KafkaKeyedProcess(KeyedProcessFunction):
 
     def open(self, runtime_context: RuntimeContext) -> None:
         _pyflink.speed_up_key_changes(runtime_context)  # process mode: PyFlink's key change, cheaper
+        _pyflink.speed_up_records(self)  # process mode: PyFlink's per-record wrapper, leaner
         self.decode.open(runtime_context)  # its serdes_decoded is batched (_metrics.py)
         if self.sink_encoder is not None:
             self.sink_encoder.open(runtime_context)
@@ -264,6 +265,10 @@ class KafkaKeyedProcess(KeyedProcessFunction):
                 yield self.encode(out)
 
 
+#: the field names of the value-keyed decode operator's ``Row(key, record)`` output
+KEYED_ROW_FIELDS = ["key", "record"]
+
+
 class KeyByDecodedField(ProcessFunction):
     """Decode operator of the value-keyed shape: emits ``Row(key_by(value), raw record row)``."""
 
@@ -272,6 +277,7 @@ class KeyByDecodedField(ProcessFunction):
         self.key_by = key_by
 
     def open(self, runtime_context: RuntimeContext) -> None:
+        _pyflink.speed_up_records(self)  # process mode: PyFlink's per-record wrapper, leaner
         self.decode.open(runtime_context)
         if hasattr(self.key_by, "open"):
             self.key_by.open(runtime_context)
@@ -289,7 +295,8 @@ class KeyByDecodedField(ProcessFunction):
         if type(value) is tuple and len(value) == 2 and isinstance(value[0], OutputTag):
             yield value
         else:
-            yield Row(self._get_key(value), packed)
+            # named as the output type's row coder names its fields: encoded without a raising hasattr
+            yield _pyflink.new_row([self._get_key(value), packed], KEYED_ROW_FIELDS)
 
 
 class KafkaKeyedStream:
@@ -441,7 +448,7 @@ def read_kafka_keyed(
                                group_id, starting_offsets, bounded, properties)
         rows = env.from_source(source, WatermarkStrategy.no_watermarks(), source_name)
         keyed_rows = rows.process(KeyByDecodedField(decode, key_by),
-                                  output_type=Types.ROW_NAMED(["key", "record"], [key_type, BYTES]))
+                                  output_type=Types.ROW_NAMED(list(KEYED_ROW_FIELDS), [key_type, BYTES]))
         keyed_rows.name("serdes-decode-key")
         keyed = keyed_by_field0(keyed_rows, key_type, BYTES)
         stream = KafkaKeyedStream(keyed, decode, key_type, key_operator=keyed_rows, strict_types=strict)

@@ -27,8 +27,9 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.metadata
+import logging
 import sys
-from types import ModuleType
+from types import FrameType, ModuleType
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from .._errors import PyFlinkAPIError
@@ -52,11 +53,14 @@ __all__ = [
     "replace_stream_graph",
     "bytes_state_as_bytes",
     "speed_up_key_changes",
+    "speed_up_records",
+    "new_row",
     "type_info_children",
     "savepoint_format",
 ]
 
 _SENTINEL = object()
+_log = logging.getLogger(__name__)
 
 
 def pyflink_version() -> str:
@@ -333,6 +337,239 @@ def speed_up_key_changes(runtime_context: Any) -> bool:
                  "_encode_namespace", "_all_states", "_key_coder_impl"):
         require(backend, name)
     backend.set_current_key = functools.partial(_set_current_key, backend, {})
+    return True
+
+
+# -- process-mode Python operations: the per-record wrapper --------------------------------------
+
+_OPERATIONS = "pyflink.fn_execution.datastream.process.operations"
+_INPUT_HANDLER = "pyflink.fn_execution.datastream.process.input_handler"
+#: the closures of PyFlink 2.2.1's per-record functions (``extract_stateful_function``'s
+#: ``process_element(normal_data, timestamp)`` of a KEYED_PROCESS operation, and
+#: ``extract_stateless_function``'s ``wrapped_func(value)`` of a PROCESS operation): the names
+#: :func:`speed_up_records` reads
+_KEYED_CLOSURE = ("ctx", "input_selector", "keyed_state_backend", "process_function", "state_key_selector",
+                  "user_key_selector")
+_PROCESS_CLOSURE = ("ctx", "has_side_output", "process_element")
+
+
+def _opening_operation(function: Any) -> Any:
+    """The ``StatefulOperation`` / ``StatelessOperation`` whose ``open()`` is opening ``function``
+    right now (a frame above the caller's caller), or ``None``: PyFlink hands a function its
+    runtime context, never its operation."""
+    operations = _module(_OPERATIONS)
+    codes = {require(require(operations, cls), "open").__code__ for cls in ("StatefulOperation", "StatelessOperation")}
+    frame: Optional[FrameType] = sys._getframe(1)
+    for _ in range(8):  # Operation.open() -> open_func() -> function.open() -> here: a few frames up
+        frame = frame.f_back if frame is not None else None
+        if frame is None:
+            return None
+        if frame.f_code in codes:
+            return frame.f_locals.get("self")
+    return None
+
+
+def _closure(fn: Any, names: Tuple[str, ...]) -> Optional[Dict[str, Any]]:
+    """``fn``'s closure variables by name if they are exactly ``names``, else ``None``."""
+    code = getattr(fn, "__code__", None)
+    if code is None or tuple(sorted(code.co_freevars)) != names:
+        return None
+    return dict(zip(code.co_freevars, (c.cell_contents for c in fn.__closure__), strict=True))
+
+
+def new_row(values: List[Any], fields: Optional[List[str]] = None) -> Any:
+    """``Row(*values)`` (or, with ``fields``, ``Row(**dict(zip(fields, values)))``) without
+    ``Row.__init__``'s ``__setattr__`` calls: the same attributes, set directly.  A row with field
+    names equal to its row coder's is encoded without ``Row.get_fields_by_names``' raising
+    ``hasattr``."""
+    cls: Any = _row_class()
+    row = cls.__new__(cls)
+    attrs = row.__dict__
+    if fields is not None:
+        attrs["_fields"] = fields
+    attrs["_values"] = values
+    attrs["_from_dict"] = fields is not None
+    attrs["_row_kind"] = _row_insert()
+    return row
+
+
+@functools.lru_cache(maxsize=None)
+def _row_insert() -> Any:
+    return require(require(_module("pyflink.common.types"), "RowKind"), "INSERT")
+
+
+def _emitter(has_side_output: bool) -> Callable[[Any, Any, Any], Any]:
+    """PyFlink 2.2.1's ``_emit_results`` handing each output on as a ``(timestamp, watermark,
+    output)`` tuple -- ``(tag id, (timestamp, watermark, output))`` with side outputs -- in place of
+    its ``Row``: the consumer of a Python operation's output is always Python code that indexes it
+    (the ``REVISE_OUTPUT`` function the Beam data-stream runner appends after every operation's
+    outputs, or the next fused operation's wrapper)."""
+    handlers = _module(_INPUT_HANDLER)
+    output_tag, default_tag = require(handlers, "OutputTag"), require(handlers, "DEFAULT_OUTPUT_TAG")
+    if has_side_output:
+        def emit_tagged(ts: Any, wm: Any, results: Any) -> Any:
+            if results:
+                for result in results:
+                    if isinstance(result, tuple) and isinstance(result[0], output_tag):
+                        yield result[0].tag_id, (ts, wm, result[1])
+                    else:
+                        yield default_tag, (ts, wm, result)
+        return emit_tagged
+
+    def emit(ts: Any, wm: Any, results: Any) -> Any:
+        if results:
+            for result in results:
+                yield ts, wm, result
+    return emit
+
+
+def _keyed_record_function(handler: Any, function: Any) -> Optional[Callable[[Any], Any]]:
+    """The replacement of a KEYED_PROCESS operation's ``RunnerInputHandler.process_element``."""
+    if type(handler) is not require(_module(_INPUT_HANDLER), "RunnerInputHandler"):
+        return None
+    closure = _closure(require(handler, "_process_element_func"), _KEYED_CLOSURE)
+    if closure is None or closure["process_function"] is not function:
+        return None
+    ctx, backend = closure["ctx"], closure["keyed_state_backend"]
+    for name in ("_timestamp", "_current_key"):
+        require(ctx, name)
+    require(backend, "_current_key")
+    advance = require(require(handler, "_internal_timer_service"), "advance_watermark")
+    emit = _emitter(bool(require(handler, "_has_side_output")))
+    set_key, user, row_cls = require(backend, "set_current_key"), function.process_element, _row_class()
+    given: List[Any] = [None, _SENTINEL]  # [the key row given to the backend, its key]
+
+    def process_keyed_record(value: Any) -> Any:
+        # value: Row(timestamp, watermark, Row(key, input)), PyFlink's runner input
+        ts, wm, data = value.__dict__["_values"] if type(value) is row_cls else value
+        advance(wm)
+        ctx._timestamp = ts
+        key, element = data.__dict__["_values"] if type(data) is row_cls else data
+        ctx._current_key = key
+        last = given[1]
+        if backend._current_key is not given[0] or not (key is last or key == last):
+            row = new_row([key])  # PyFlink's state_key_selector: Row(key)
+            set_key(row)
+            given[0], given[1] = row, key
+        return emit(ts, wm, user(element, ctx))
+
+    return process_keyed_record
+
+
+def _process_record_function(wrapped: Any, function: Any) -> Optional[Callable[[Any], Any]]:
+    """The replacement of a PROCESS operation's ``wrapped_func``."""
+    closure = _closure(wrapped, _PROCESS_CLOSURE)
+    user = getattr(function, "process_element", None)
+    if closure is None or user is None or closure["process_element"] != user:
+        return None  # e.g. a MapFunction: PyFlink runs it inside a ProcessFunction of its own
+    ctx = closure["ctx"]
+    require(ctx, "_timestamp")
+    advance = require(ctx.timer_service(), "advance_watermark")
+    emit = _emitter(bool(closure["has_side_output"]))
+    row_cls = _row_class()
+
+    def process_record(value: Any) -> Any:
+        # value: Row(timestamp, watermark, input), PyFlink's runner input
+        ts, wm, element = value.__dict__["_values"] if type(value) is row_cls else value
+        ctx._timestamp = ts
+        advance(wm)
+        return emit(ts, wm, user(element, ctx))
+
+    return process_record
+
+
+_BEAM_OPERATIONS = "pyflink.fn_execution.beam.beam_operations_fast"
+_FAST_CODERS = "pyflink.fn_execution.coder_impl_fast"
+#: ``extract_stateless_function``'s REVISE_OUTPUT function (``[ts, wm, data]`` -> ``Row(ts, data)``),
+#: and serdes' replacement of it (found again, so installing twice changes nothing)
+_REVISE_OUTPUT = ("extract_stateless_function.<locals>.revise_output", "_speed_up_revise.<locals>.revise_record")
+
+
+def _revise_operations(operation: Any) -> List[Any]:
+    """The ``StatelessOperation`` objects of the REVISE_OUTPUT functions that take ``operation``'s
+    outputs (the Beam data-stream runner appends one per output tag after the last operation of a
+    worker's chain), found through the garbage collector's references: PyFlink's Cython
+    ``FunctionOperation`` that owns ``operation``, its output processors, their consumers.  Empty
+    when any link is not what PyFlink 2.2.1's Cython operations have (no Cython coders, a fused
+    Python operation after this one)."""
+    import gc
+
+    try:
+        beam = importlib.import_module(_BEAM_OPERATIONS)
+    except ImportError:
+        return []
+    owner_cls, intermediate = require(beam, "FunctionOperation"), require(beam, "IntermediateOutputProcessor")
+    owners = [o for o in gc.get_referrers(operation) if isinstance(o, owner_cls)]
+    if len(owners) != 1:
+        return []
+    found: List[Any] = []
+    for processors in (r for r in gc.get_referents(owners[0]) if type(r) is dict):  # _output_processors
+        for group in processors.values():
+            for processor in group if type(group) is list else ():
+                if not isinstance(processor, intermediate):
+                    return []
+                for consumer in (c for c in gc.get_referents(processor) if isinstance(c, owner_cls)):
+                    for inner in gc.get_referents(consumer):
+                        func = getattr(inner, "process_element_func", None)
+                        if getattr(func, "__qualname__", None) in _REVISE_OUTPUT:
+                            found.append(inner)
+    return found
+
+
+def _speed_up_revise(operation: Any) -> int:
+    """Give the REVISE_OUTPUT operations after ``operation`` PyFlink's ``revise_output`` without its
+    ``Row(timestamp, data)``: the same values as the Cython ``InternalRow`` the runner's row coder
+    encodes directly (a ``Row`` without field names costs it a raising ``hasattr`` per record)."""
+    try:
+        internal_row = require(importlib.import_module(_FAST_CODERS), "InternalRow")
+    except ImportError:
+        return 0
+    insert = _row_insert().value
+
+    def revise_record(value: Any) -> Any:
+        # VALUE[CURRENT_TIMESTAMP, CURRENT_WATERMARK, NORMAL_DATA] -> (timestamp, data), kind INSERT
+        return (internal_row([value[0], value[2]], insert),)
+
+    revises = _revise_operations(operation)
+    for revise in revises:
+        revise.process_element_func = revise_record
+    return len(revises)
+
+
+def speed_up_records(function: Any) -> bool:
+    """Give the process-mode operation running ``function`` (a ``KeyedProcessFunction`` or a
+    ``ProcessFunction``, from its ``open()``) a per-record wrapper with the same effects as PyFlink
+    2.2.1's and its Python layers removed.
+
+    Per record PyFlink runs two or three nested calls (for a keyed operation
+    ``RunnerInputHandler.process_element``, a generator, and the operation's ``process_element``
+    closure; then ``_emit_results``, a generator), reads its input rows through
+    ``Row.__getitem__``, builds a ``Row(key)`` for the state backend (``state_key_selector``) and a
+    ``Row(timestamp, watermark, output)`` per output.  The replacement does the same steps in one
+    call and one generator: the watermark is advanced, the context's timestamp (and key) are set,
+    the backend's key is changed (skipped when the backend still holds the key row this wrapper
+    gave it for an equal key), ``function.process_element`` is called, and its outputs are handed
+    on by :func:`_emitter`.  Timers keep PyFlink's path.
+
+    Only on apache-flink 2.2.1, only for the KEYED_PROCESS / PROCESS operation whose user function
+    is ``function``: ``False``, and nothing changed, otherwise (thread mode, other releases, other
+    operations).  Every attribute used is checked by name before anything changes.
+    """
+    if _REMOTE_STATE not in sys.modules or pyflink_version() != _KEY_CHANGE_VERIFIED:
+        return False
+    operation = _opening_operation(function)
+    current = getattr(operation, "process_element_func", None)
+    if current is None:
+        return False
+    handler = getattr(current, "__self__", None)
+    replacement = (_keyed_record_function(handler, function) if handler is not None
+                   else _process_record_function(current, function))
+    if replacement is None:
+        return False
+    operation.process_element_func = replacement
+    revised = _speed_up_revise(operation)
+    _log.debug("per-record wrapper of %s installed for %s; REVISE_OUTPUT functions replaced: %d",
+               type(operation).__name__, type(function).__name__, revised)
     return True
 
 

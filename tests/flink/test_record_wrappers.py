@@ -1,0 +1,326 @@
+"""``_pyflink.speed_up_records``: serdes' per-record wrapper of a process-mode Python operation does
+what PyFlink 2.2.1's own does.
+
+Two real PyFlink operations of each kind (``StatefulOperation`` for a KEYED_PROCESS function proto,
+``StatelessOperation`` for a PROCESS one, as the Beam runner builds them in a Python worker; the
+keyed ones over real ``RemoteKeyedStateBackend`` objects with a dict-backed state handler standing
+in for the runner's state API), one whose function installs serdes' wrapper in ``open()`` and one
+that does not. The same records (key changes and repeated keys, timestamps, watermarks, functions
+that emit nothing, several outputs, side outputs, timers, keyed state) must give the same outputs,
+the same context seen by the function, the same registered timers and the same committed state.
+The jobs of ``tests/flink/test_keyed*.py`` run with the wrappers in process mode.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any, List, Tuple
+
+import pytest
+from pyflink.common import Row, Types
+from pyflink.datastream import KeyedProcessFunction, OutputTag, ProcessFunction
+from pyflink.datastream.state import ValueStateDescriptor
+
+from serdes.flink import _pyflink
+
+from tests.support.state_backend import remote_backend
+
+pytestmark = pytest.mark.skipif(_pyflink.pyflink_version() != _pyflink._KEY_CHANGE_VERIFIED,
+                                reason="serdes keeps PyFlink's own wrapper on other releases")  # pinned: 2.2.1
+
+SIDE = OutputTag("side", Types.STRING())
+#: the functions opened by the operations of this module (each operation unpickles its own copy)
+OPENED: List["Recorder"] = []
+#: (function, installed?, the per-record functions of the REVISE_OUTPUT operations after it) as
+#: the real job's functions saw them in open() (a MiniCluster's Python workers run in this process)
+INSTALLED: List[Tuple[str, bool, List[str]]] = []
+
+
+def _install(function: Any) -> None:
+    installed = _pyflink.speed_up_records(function)
+    revises = _pyflink._revise_operations(_pyflink._opening_operation(function))
+    INSTALLED.append((type(function).__name__, installed, [r.process_element_func.__name__ for r in revises]))
+
+
+class Recorder(KeyedProcessFunction):
+    """Counts per key in keyed state, notes what its context says, emits 0-2 outputs and side outputs."""
+
+    def __init__(self, fast: bool) -> None:
+        self.fast = fast
+        self.seen: List[Tuple[Any, ...]] = []
+        self.installed = None
+
+    def open(self, runtime_context: Any) -> None:
+        OPENED.append(self)
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+        if self.fast:
+            _pyflink.speed_up_key_changes(runtime_context)
+            self.installed = _pyflink.speed_up_records(self)
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        n = (self.count.value() or 0) + 1
+        self.count.update(n)
+        self.seen.append((value, ctx.get_current_key(), ctx.timestamp(), ctx.timer_service().current_watermark()))
+        kind = value % 5
+        if kind == 0:
+            return None  # a function may return nothing at all
+        if kind == 1:
+            ctx.timer_service().register_event_time_timer(1000 + value)
+            return iter(())
+        return self._outputs(value, ctx, n, kind)
+
+    def _outputs(self, value: Any, ctx: Any, n: int, kind: int) -> Any:
+        yield (ctx.get_current_key(), n, value)
+        if kind == 3:
+            yield SIDE, f"side-{value}"
+        if kind == 4:
+            yield (ctx.get_current_key(), -n, value)
+
+
+class StatelessRecorder(ProcessFunction):
+    """Notes what its context says, emits 0-2 outputs and side outputs."""
+
+    def __init__(self, fast: bool) -> None:
+        self.fast = fast
+        self.seen: List[Tuple[Any, ...]] = []
+        self.installed = None
+
+    def open(self, runtime_context: Any) -> None:
+        OPENED.append(self)
+        if self.fast:
+            self.installed = _pyflink.speed_up_records(self)
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        self.seen.append((value, ctx.timestamp(), ctx.timer_service().current_watermark()))
+        kind = value % 5
+        if kind == 0:
+            return None
+        return self._outputs(value, kind)
+
+    def _outputs(self, value: Any, kind: int) -> Any:
+        if kind >= 2:
+            yield ("out", value)
+        if kind == 3:
+            yield SIDE, f"side-{value}"
+        if kind == 4:
+            yield ("again", value)
+
+
+def _stateless_operation(fn: StatelessRecorder, side_output: bool) -> Any:
+    import cloudpickle
+    from pyflink.fn_execution import flink_fn_execution_pb2 as pb
+    from pyflink.fn_execution.datastream.process.operations import StatelessOperation
+
+    proto = pb.UserDefinedDataStreamFunction(
+        function_type=pb.UserDefinedDataStreamFunction.PROCESS, payload=cloudpickle.dumps(fn),
+        has_side_output=side_output)
+    operation = StatelessOperation(proto, None)
+    operation.open()
+    return operation
+
+
+def _operation(fn: Recorder, side_output: bool) -> Tuple[Any, Any, Any]:
+    import cloudpickle
+    from pyflink.fn_execution import flink_fn_execution_pb2 as pb
+    from pyflink.fn_execution.datastream.process.operations import StatefulOperation
+
+    proto = pb.UserDefinedDataStreamFunction(
+        function_type=pb.UserDefinedDataStreamFunction.KEYED_PROCESS, payload=cloudpickle.dumps(fn),
+        has_side_output=side_output)
+    backend, handler, _ = remote_backend(Types.STRING(), 1000, 0)
+    operation = StatefulOperation(proto, backend, None)
+    operation.open()
+    return operation, backend, handler
+
+
+def _plain(x: Any) -> Any:
+    """Rows and tuples as nested tuples of their values (the consumer only indexes them)."""
+    if isinstance(x, Row):
+        return ("Row", tuple(_plain(v) for v in x._values))
+    if isinstance(x, tuple):
+        return tuple(_plain(v) for v in x)
+    return x
+
+
+def _run(fast: bool, side_output: bool, records: List[Tuple[int, int, str, int]]) -> Tuple[Any, ...]:
+    operation, backend, handler = _operation(Recorder(fast), side_output)
+    user = OPENED[-1]
+    timers: List[Tuple[Any, ...]] = []  # what PyFlink would write to the runner's timer stream
+    operation.internal_timer_service._set_timer = lambda kind, ts, key, namespace: timers.append(
+        (kind.value, ts, _plain(key), namespace))
+    outputs = []
+    for ts, wm, key, value in records:
+        outputs.append([_plain(o) for o in operation.process_element(Row(ts, wm, Row(key, value)))])
+    operation.finish()  # commits the keyed state
+    state = {k: sorted(v) for k, v in handler.store.items()}
+    return outputs, user.seen, timers, state, user.installed, operation.process_element_func
+
+
+def _records(seed: int, n: int = 400) -> List[Tuple[int, int, str, int]]:
+    rng = random.Random(seed)
+    keys = [f"k{i}" for i in range(5)]
+    out, key = [], keys[0]
+    for i in range(n):
+        if rng.random() < 0.6:  # runs of one key as well as changes
+            key = rng.choice(keys)
+        out.append((1_000 + i * 7, i * 5 - 1, key, rng.randrange(1000)))
+    return out
+
+
+@pytest.mark.parametrize("side_output", [False, True])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_same_outputs_context_timers_and_state_as_pyflinks_wrapper(side_output, seed):
+    records = _records(seed)
+    plain = _run(False, side_output, records)
+    fast = _run(True, side_output, records)
+    assert fast[4] is True and plain[4] is None, "serdes' wrapper was not installed"
+    assert fast[5].__name__ == "process_keyed_record" and plain[5].__name__ == "process_element"
+    # outputs: PyFlink's Row(ts, wm, out) and serdes' (ts, wm, out) carry the same values by position
+    assert [[_untag(o) for o in rec] for rec in fast[0]] == [[_untag(o) for o in rec] for rec in plain[0]]
+    assert sum(len(r) for r in plain[0]) > len(records) // 2  # the comparison is not between empty lists
+    assert fast[1] == plain[1]  # what the function saw: value, current key, timestamp, watermark
+    assert fast[2] == plain[2] and plain[2]  # the timers registered
+    assert fast[3] == plain[3] and plain[3]  # the committed keyed state
+
+
+def _untag(o: Any) -> Any:
+    """``("Row", values)`` -> values: the row marker is the one difference the consumer cannot see."""
+    if isinstance(o, tuple) and len(o) == 2 and o[0] == "Row":
+        return o[1]
+    if isinstance(o, tuple):
+        return tuple(_untag(v) for v in o)
+    return o
+
+
+def _run_stateless(fast: bool, side_output: bool, records: List[Tuple[int, int, str, int]]) -> Tuple[Any, ...]:
+    operation = _stateless_operation(StatelessRecorder(fast), side_output)
+    user = OPENED[-1]
+    outputs = [[_untag(_plain(o)) for o in operation.process_element(Row(ts, wm, value))]
+               for ts, wm, _, value in records]
+    return outputs, user.seen, user.installed, operation.process_element_func
+
+
+@pytest.mark.parametrize("side_output", [False, True])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_process_operation_same_outputs_and_context_as_pyflinks_wrapper(side_output, seed):
+    records = _records(seed)
+    plain = _run_stateless(False, side_output, records)
+    fast = _run_stateless(True, side_output, records)
+    assert fast[2] is True and plain[2] is None, "serdes' wrapper was not installed"
+    assert fast[3].__name__ == "process_record" and plain[3].__name__ == "wrapped_func"
+    assert fast[0] == plain[0] and sum(len(r) for r in plain[0]) > len(records) // 2
+    assert fast[1] == plain[1]  # value, timestamp, watermark as the function saw them
+
+
+def test_new_row_is_the_row_pyflink_builds():
+    from pyflink.fn_execution.coder_impl_fast import RowCoderImpl
+    from pyflink.fn_execution.coders import from_type_info
+
+    assert _pyflink.new_row([1, "a"]).__dict__ == Row(1, "a").__dict__
+    assert _pyflink.new_row([1, "a"], ["n", "s"]).__dict__ == Row(n=1, s="a").__dict__
+    assert _pyflink.new_row([1, "a"], ["n", "s"]) == Row(n=1, s="a")
+    coder = from_type_info(Types.ROW_NAMED(["n", "s"], [Types.LONG(), Types.STRING()])).get_impl()
+    assert isinstance(coder, RowCoderImpl)  # the Cython coder of process-mode workers
+    assert coder.encode(_pyflink.new_row([7, "x"], ["n", "s"])) == coder.encode(Row(7, "x"))
+    assert coder.encode(_pyflink.new_row([7, "x"])) == coder.encode(Row(7, "x"))
+
+
+def test_side_outputs_keep_their_tag():
+    from pyflink.fn_execution.datastream.process.input_handler import DEFAULT_OUTPUT_TAG
+
+    outputs = _run(True, True, [(10, 9, "a", 3), (11, 10, "a", 2)])[0]
+    assert outputs == [[(DEFAULT_OUTPUT_TAG, (10, 9, ("a", 1, 3))), (SIDE.tag_id, (10, 9, "side-3"))],
+                       [(DEFAULT_OUTPUT_TAG, (11, 10, ("a", 2, 2)))]]
+
+
+def test_not_installed_for_another_function_or_release(monkeypatch):
+    class Other(Recorder):
+        def open(self, runtime_context: Any) -> None:
+            super().open(runtime_context)
+            self.installed = _pyflink.speed_up_records(Recorder(True))  # not the operation's function
+
+    operation, _, _ = _operation(Other(False), False)
+    assert OPENED[-1].installed is False
+    assert operation.process_element_func.__name__ == "process_element"
+
+    assert _pyflink.speed_up_records(Recorder(True)) is False  # no operation is opening it
+
+    class NotAProcessFunction(StatelessRecorder):  # what PyFlink runs inside a wrapper of its own
+        def open(self, runtime_context: Any) -> None:
+            super().open(runtime_context)
+            self.installed = _pyflink.speed_up_records(object())
+
+    operation = _stateless_operation(NotAProcessFunction(False), False)
+    assert OPENED[-1].installed is False and operation.process_element_func.__name__ == "wrapped_func"
+
+    monkeypatch.setattr(_pyflink, "pyflink_version", lambda: "2.1.0")
+    operation, _, _ = _operation(Recorder(True), False)
+    assert OPENED[-1].installed is False
+    assert operation.process_element_func.__name__ == "process_element"
+
+
+# -- in a real process-mode job: PyFlink's Beam runner, its coders, the JVM on both sides ----------
+
+
+class CountPerKey(KeyedProcessFunction):
+    """Running count per key (keyed state) as ``"key:count"``; every third record of a key also as a
+    side output."""
+
+    def __init__(self, fast: bool) -> None:
+        self.fast = fast
+
+    def open(self, runtime_context: Any) -> None:
+        self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+        if self.fast:
+            _pyflink.speed_up_key_changes(runtime_context)
+            _install(self)
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        n = (self.count.value() or 0) + 1
+        self.count.update(n)
+        yield f"{ctx.get_current_key()}:{n}"
+        if n % 3 == 0:
+            yield SIDE, f"side {value}"
+
+
+class Tag(ProcessFunction):
+    def __init__(self, fast: bool) -> None:
+        self.fast = fast
+
+    def open(self, runtime_context: Any) -> None:
+        if self.fast:
+            _install(self)
+
+    def process_element(self, value: Any, ctx: Any) -> Any:
+        yield f"{value}@{ctx.timestamp() is None}"
+
+
+def _job(fast: bool) -> Tuple[List[str], List[str]]:
+    """A stateless operation fused with PyFlink's key selector, then a keyed operation with a side
+    output (so its worker has two REVISE_OUTPUT functions); both outputs collected in one job."""
+    import serdes.flink as sf
+
+    env = sf.create_env(execution_mode="process")
+    words = [f"w{i % 7}" for i in range(60)]
+    tagged = env.from_collection(words, type_info=Types.STRING()).process(Tag(fast), output_type=Types.STRING())
+    counted = tagged.key_by(lambda w: w.split("@")[0], key_type=Types.STRING()).process(
+        CountPerKey(fast), output_type=Types.STRING())
+    both = counted.map(lambda s: f"main {s}", output_type=Types.STRING()).union(counted.get_side_output(SIDE))
+    out = sorted(both.execute_and_collect())
+    return [o for o in out if o.startswith("main ")], [o for o in out if o.startswith("side ")]
+
+
+@pytest.mark.flink
+@pytest.mark.integration
+@pytest.mark.timeout(300)
+def test_real_process_mode_job_same_results_with_the_replacements_installed():
+    plain = _job(False)
+    INSTALLED.clear()
+    fast = _job(True)
+    assert fast == plain
+    # 9 or 8 records per key, a side output for every third: 3 * 4 + 2 * 3
+    assert len(plain[0]) == 60 and "main w3:9" in plain[0] and len(plain[1]) == 18
+    # Tag is fused with PyFlink's key selector: no REVISE_OUTPUT right after it. CountPerKey's main
+    # and side outputs each go to a REVISE_OUTPUT, both replaced
+    assert sorted(INSTALLED) == [("CountPerKey", True, ["revise_record", "revise_record"]), ("Tag", True, [])], \
+        INSTALLED

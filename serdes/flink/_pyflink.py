@@ -558,9 +558,9 @@ def speed_up_records(function: Any) -> bool:
     if _REMOTE_STATE not in sys.modules or pyflink_version() != _KEY_CHANGE_VERIFIED:
         return False
     operation = _opening_operation(function)
-    current = getattr(operation, "process_element_func", None)
-    if current is None:
+    if operation is None:
         return False
+    current = require(operation, "process_element_func")
     handler = getattr(current, "__self__", None)
     replacement = (_keyed_record_function(handler, function) if handler is not None
                    else _process_record_function(current, function))

@@ -14,7 +14,7 @@ The jobs of ``tests/flink/test_keyed*.py`` run with the wrappers in process mode
 from __future__ import annotations
 
 import random
-from typing import Any, List, Tuple
+from typing import Any, Dict, List, Tuple
 
 import pytest
 from pyflink.common import Row, Types
@@ -42,20 +42,29 @@ def _install(function: Any) -> None:
     INSTALLED.append((type(function).__name__, installed, [r.process_element_func.__name__ for r in revises]))
 
 
-class Recorder(KeyedProcessFunction):
-    """Counts per key in keyed state, notes what its context says, emits 0-2 outputs and side outputs."""
+class _Noting:
+    """What both recorders share: serdes' wrapper or PyFlink's (``fast``), whether it went in, and
+    what the function saw per record."""
 
     def __init__(self, fast: bool) -> None:
         self.fast = fast
         self.seen: List[Tuple[Any, ...]] = []
-        self.installed = None
+        self.installed: Any = None
+
+    def _opened(self, runtime_context: Any, keyed: bool) -> None:
+        OPENED.append(self)  # type: ignore[arg-type]
+        if self.fast:
+            if keyed:
+                _pyflink.speed_up_key_changes(runtime_context)
+            self.installed = _pyflink.speed_up_records(self)
+
+
+class Recorder(_Noting, KeyedProcessFunction):
+    """Counts per key in keyed state, notes what its context says, emits 0-2 outputs and side outputs."""
 
     def open(self, runtime_context: Any) -> None:
-        OPENED.append(self)
         self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
-        if self.fast:
-            _pyflink.speed_up_key_changes(runtime_context)
-            self.installed = _pyflink.speed_up_records(self)
+        self._opened(runtime_context, keyed=True)
 
     def process_element(self, value: Any, ctx: Any) -> Any:
         n = (self.count.value() or 0) + 1
@@ -77,18 +86,11 @@ class Recorder(KeyedProcessFunction):
             yield (ctx.get_current_key(), -n, value)
 
 
-class StatelessRecorder(ProcessFunction):
+class StatelessRecorder(_Noting, ProcessFunction):
     """Notes what its context says, emits 0-2 outputs and side outputs."""
 
-    def __init__(self, fast: bool) -> None:
-        self.fast = fast
-        self.seen: List[Tuple[Any, ...]] = []
-        self.installed = None
-
     def open(self, runtime_context: Any) -> None:
-        OPENED.append(self)
-        if self.fast:
-            self.installed = _pyflink.speed_up_records(self)
+        self._opened(runtime_context, keyed=False)
 
     def process_element(self, value: Any, ctx: Any) -> Any:
         self.seen.append((value, ctx.timestamp(), ctx.timer_service().current_watermark()))
@@ -142,7 +144,7 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def _run(fast: bool, side_output: bool, records: List[Tuple[int, int, str, int]]) -> Tuple[Any, ...]:
+def _run(fast: bool, side_output: bool, records: List[Tuple[int, int, str, int]]) -> Dict[str, Any]:
     operation, backend, handler = _operation(Recorder(fast), side_output)
     user = OPENED[-1]
     timers: List[Tuple[Any, ...]] = []  # what PyFlink would write to the runner's timer stream
@@ -150,10 +152,11 @@ def _run(fast: bool, side_output: bool, records: List[Tuple[int, int, str, int]]
         (kind.value, ts, _plain(key), namespace))
     outputs = []
     for ts, wm, key, value in records:
-        outputs.append([_plain(o) for o in operation.process_element(Row(ts, wm, Row(key, value)))])
+        outputs.append([_untag(_plain(o)) for o in operation.process_element(Row(ts, wm, Row(key, value)))])
     operation.finish()  # commits the keyed state
     state = {k: sorted(v) for k, v in handler.store.items()}
-    return outputs, user.seen, timers, state, user.installed, operation.process_element_func
+    return {"outputs": outputs, "seen": user.seen, "timers": timers, "state": state, "installed": user.installed,
+            "func": operation.process_element_func}
 
 
 def _records(seed: int, n: int = 400) -> List[Tuple[int, int, str, int]]:
@@ -167,22 +170,6 @@ def _records(seed: int, n: int = 400) -> List[Tuple[int, int, str, int]]:
     return out
 
 
-@pytest.mark.parametrize("side_output", [False, True])
-@pytest.mark.parametrize("seed", [1, 2])
-def test_same_outputs_context_timers_and_state_as_pyflinks_wrapper(side_output, seed):
-    records = _records(seed)
-    plain = _run(False, side_output, records)
-    fast = _run(True, side_output, records)
-    assert fast[4] is True and plain[4] is None, "serdes' wrapper was not installed"
-    assert fast[5].__name__ == "process_keyed_record" and plain[5].__name__ == "process_element"
-    # outputs: PyFlink's Row(ts, wm, out) and serdes' (ts, wm, out) carry the same values by position
-    assert [[_untag(o) for o in rec] for rec in fast[0]] == [[_untag(o) for o in rec] for rec in plain[0]]
-    assert sum(len(r) for r in plain[0]) > len(records) // 2  # the comparison is not between empty lists
-    assert fast[1] == plain[1]  # what the function saw: value, current key, timestamp, watermark
-    assert fast[2] == plain[2] and plain[2]  # the timers registered
-    assert fast[3] == plain[3] and plain[3]  # the committed keyed state
-
-
 def _untag(o: Any) -> Any:
     """``("Row", values)`` -> values: the row marker is the one difference the consumer cannot see."""
     if isinstance(o, tuple) and len(o) == 2 and o[0] == "Row":
@@ -192,24 +179,34 @@ def _untag(o: Any) -> Any:
     return o
 
 
-def _run_stateless(fast: bool, side_output: bool, records: List[Tuple[int, int, str, int]]) -> Tuple[Any, ...]:
+def _run_stateless(fast: bool, side_output: bool, records: List[Tuple[int, int, str, int]]) -> Dict[str, Any]:
     operation = _stateless_operation(StatelessRecorder(fast), side_output)
     user = OPENED[-1]
     outputs = [[_untag(_plain(o)) for o in operation.process_element(Row(ts, wm, value))]
                for ts, wm, _, value in records]
-    return outputs, user.seen, user.installed, operation.process_element_func
+    return {"outputs": outputs, "seen": user.seen, "timers": [], "state": {}, "installed": user.installed,
+            "func": operation.process_element_func}
 
 
+#: per kind of operation: how one run goes, and the names of PyFlink's and serdes' per-record functions
+KINDS = {"keyed": ("process_element", "process_keyed_record"), "process": ("wrapped_func", "process_record")}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
 @pytest.mark.parametrize("side_output", [False, True])
 @pytest.mark.parametrize("seed", [1, 2])
-def test_process_operation_same_outputs_and_context_as_pyflinks_wrapper(side_output, seed):
+def test_same_outputs_context_timers_and_state_as_pyflinks_wrapper(kind, side_output, seed):
     records = _records(seed)
-    plain = _run_stateless(False, side_output, records)
-    fast = _run_stateless(True, side_output, records)
-    assert fast[2] is True and plain[2] is None, "serdes' wrapper was not installed"
-    assert fast[3].__name__ == "process_record" and plain[3].__name__ == "wrapped_func"
-    assert fast[0] == plain[0] and sum(len(r) for r in plain[0]) > len(records) // 2
-    assert fast[1] == plain[1]  # value, timestamp, watermark as the function saw them
+    run = _run if kind == "keyed" else _run_stateless
+    plain, fast = run(False, side_output, records), run(True, side_output, records)
+    assert fast["installed"] is True and plain["installed"] is None, "serdes' wrapper was not installed"
+    assert (plain["func"].__name__, fast["func"].__name__) == KINDS[kind]
+    # outputs: PyFlink's Row(ts, wm, out) and serdes' (ts, wm, out) carry the same values by position
+    assert fast["outputs"] == plain["outputs"]
+    assert sum(len(r) for r in plain["outputs"]) > len(records) // 2  # not a comparison of empty lists
+    assert fast["seen"] == plain["seen"]  # what the function saw: value, (key,) timestamp, watermark
+    assert fast["timers"] == plain["timers"] and (kind != "keyed" or plain["timers"])  # timers registered
+    assert fast["state"] == plain["state"] and (kind != "keyed" or plain["state"])  # committed keyed state
 
 
 def test_new_row_is_the_row_pyflink_builds():
@@ -228,7 +225,7 @@ def test_new_row_is_the_row_pyflink_builds():
 def test_side_outputs_keep_their_tag():
     from pyflink.fn_execution.datastream.process.input_handler import DEFAULT_OUTPUT_TAG
 
-    outputs = _run(True, True, [(10, 9, "a", 3), (11, 10, "a", 2)])[0]
+    outputs = _run(True, True, [(10, 9, "a", 3), (11, 10, "a", 2)])["outputs"]
     assert outputs == [[(DEFAULT_OUTPUT_TAG, (10, 9, ("a", 1, 3))), (SIDE.tag_id, (10, 9, "side-3"))],
                        [(DEFAULT_OUTPUT_TAG, (11, 10, ("a", 2, 2)))]]
 

@@ -259,7 +259,7 @@ _ENCODED_KEYS_MAX = 4096
 _EXACT_KEY_TYPES = frozenset((str, int, bytes))
 
 
-def _set_current_key(backend: Any, encoded_keys: Dict[Any, bytes], key: Any) -> None:
+def _set_current_key(backend: Any, encoded_keys: Dict[Any, bytes], row: type, key: Any) -> None:
     """``RemoteKeyedStateBackend.set_current_key`` of apache-flink 2.2.1, with the same effects and
     three costs removed (28% of a process-mode keyed worker's time in a py-spy profile):
 
@@ -274,8 +274,7 @@ def _set_current_key(backend: Any, encoded_keys: Dict[Any, bytes], key: Any) -> 
       raising ``hasattr``) on every change: the encoded bytes of a positional row's key values are
       remembered in ``encoded_keys`` (at most :data:`_ENCODED_KEYS_MAX`, then it starts again).
     """
-    row = _row_class()
-    current = backend._current_key
+    current = backend._current_key  # (row: PyFlink's Row class, bound once by speed_up_key_changes)
     values = None
     if type(key) is row and "_fields" not in key.__dict__:
         mine = key.__dict__
@@ -336,7 +335,7 @@ def speed_up_key_changes(runtime_context: Any) -> bool:
     for name in ("_current_key", "_encoded_current_key", "_internal_state_cache", "_state_cache_size",
                  "_encode_namespace", "_all_states", "_key_coder_impl"):
         require(backend, name)
-    backend.set_current_key = functools.partial(_set_current_key, backend, {})
+    backend.set_current_key = functools.partial(_set_current_key, backend, {}, _row_class())
     return True
 
 
@@ -382,20 +381,30 @@ def new_row(values: List[Any], fields: Optional[List[str]] = None) -> Any:
     ``Row.__init__``'s ``__setattr__`` calls: the same attributes, set directly.  A row with field
     names equal to its row coder's is encoded without ``Row.get_fields_by_names``' raising
     ``hasattr``."""
-    cls: Any = _row_class()
+    cls, insert = _ROW_PARTS or _row_parts()
     row = cls.__new__(cls)
     attrs = row.__dict__
     if fields is not None:
         attrs["_fields"] = fields
     attrs["_values"] = values
     attrs["_from_dict"] = fields is not None
-    attrs["_row_kind"] = _row_insert()
+    attrs["_row_kind"] = insert
     return row
 
 
-@functools.lru_cache(maxsize=None)
+#: ``(Row, RowKind.INSERT)`` once :func:`_row_parts` has run (per record, a global read instead of
+#: two cached calls)
+_ROW_PARTS: Tuple[Any, ...] = ()
+
+
+def _row_parts() -> Tuple[Any, Any]:
+    global _ROW_PARTS
+    _ROW_PARTS = (_row_class(), require(require(_module("pyflink.common.types"), "RowKind"), "INSERT"))
+    return _ROW_PARTS[0], _ROW_PARTS[1]
+
+
 def _row_insert() -> Any:
-    return require(require(_module("pyflink.common.types"), "RowKind"), "INSERT")
+    return (_ROW_PARTS or _row_parts())[1]
 
 
 def _emitter(has_side_output: bool) -> Callable[[Any, Any, Any], Any]:

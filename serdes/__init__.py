@@ -16,6 +16,7 @@ from ._errors import (
     FramingError,
     InvalidMagicByteError,
     MalformedEnvelopeError,
+    RecordError,
     RecordLocation,
     RegistryAuthError,
     RegistryBadResponseError,
@@ -41,6 +42,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SerdesError",
+    "RecordError",
     "BatchError",
     "FramingError",
     "InvalidMagicByteError",

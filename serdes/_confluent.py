@@ -61,6 +61,7 @@ __all__ = [
     "guard_external_uri",
     "json_dumps",
     "json_loads",
+    "failed_response",
 ]
 
 
@@ -235,6 +236,31 @@ def rest_get(rest: Any, path: str, query: Optional[Dict[str, Any]] = None) -> An
     """``GET path`` through a ``_RestClient``: the decoded JSON answer, or the client's
     ``SchemaRegistryError`` / transport error (typed by :func:`serdes._registry.registry_call`)."""
     return require(rest, "get")(path, query)
+
+
+def failed_response(e: BaseException, limit: int = 300) -> Optional[Tuple[str, str]]:
+    """The URL and the start of the body (``limit`` characters) of the HTTP answer confluent-kafka's
+    registry client raised ``e`` (its ``SchemaRegistryError``) for, or ``None``.
+
+    The client keeps neither on the error (a 404 whose JSON has no ``error_code`` becomes
+    ``SchemaRegistryError(404, None, None)``); they are the ``response`` local of the client's
+    ``send_request``, the frame that raised it, and only ever read for an error message: nothing
+    fails when a release renames the local, the message is then shorter.
+    """
+    tb = e.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    response = tb.tb_frame.f_locals.get("response")
+    url = getattr(response, "url", None)
+    try:
+        text = response.text if url is not None else None  # type: ignore[union-attr]
+    except Exception:  # an undecodable body: the URL alone still helps
+        text = ""
+    if url is None or not isinstance(text, str):
+        return None
+    return str(url), text[:limit]
 
 
 # -- private modules ------------------------------------------------------------------------------

@@ -1,8 +1,19 @@
-"""The exception hierarchy.
+"""The exception hierarchy: one root, split by whose fault a failure is.
 
-Every error serdes raises for bad input or an unreachable registry is a subclass of
-``confluent_kafka.serialization.SerializationError``, so code that already catches confluent-kafka's
-errors (``DeserializingConsumer`` wraps them in ``ValueDeserializationError``) keeps working.
+Every error serdes raises is a :class:`SerdesError`. Below it:
+
+* :class:`RecordError` -- the record's fault (its bytes, its value, the schema it names): framing,
+  unknown schema id, schema mismatch, corrupt payload, validation, a batch's records. These are
+  also ``confluent_kafka.serialization.SerializationError``s, so the usual skip-the-bad-record
+  handler (``except SerializationError``) catches exactly what confluent-kafka's serdes raise it
+  for, and code written for confluent-kafka keeps working (``DeserializingConsumer`` wraps them in
+  ``ValueDeserializationError``).
+* everything else -- the environment's fault: the registry (:class:`RegistryError`: unreachable,
+  401/403, 429, an answer that is not a Schema Registry answer; confluent-kafka raises its
+  ``SchemaRegistryError``, not a ``SerializationError``, for these), an installed dependency whose
+  private API changed (:class:`ConfluentAPIError`, :class:`PyFlinkAPIError`), a missing connector
+  jar or tool, a job or test server that failed. These are *not* ``SerializationError``s: a
+  handler that skips bad records must not skip every record of a broken installation.
 
 Each error says what was wrong and where: the topic and field (key/value) when a
 ``SerializationContext`` was given, and the partition and offset when the caller knows them (the
@@ -17,6 +28,7 @@ from confluent_kafka.serialization import SerializationError
 
 __all__ = [
     "SerdesError",
+    "RecordError",
     "FramingError",
     "InvalidMagicByteError",
     "TruncatedFrameError",
@@ -78,8 +90,8 @@ class RecordLocation:
         return f"RecordLocation({self})"
 
 
-class SerdesError(SerializationError):
-    """Base class of every serdes error.
+class SerdesError(Exception):
+    """Base class of every serdes error (the record's, :class:`RecordError`, and the environment's).
 
     Attributes:
         reason: what was wrong, without the location.
@@ -147,7 +159,14 @@ def _rebuild(cls: "type[SerdesError]", reason: str, topic: Any, field: Any, part
     return err
 
 
-class FramingError(SerdesError):
+class RecordError(SerdesError, SerializationError):
+    """The record's fault: its bytes, its value or the schema it names cannot be used. Also a
+    ``confluent_kafka.serialization.SerializationError`` (what confluent-kafka's serdes raise for a
+    bad record); the same record fails again whatever the environment does, so skipping or
+    dead-lettering it is safe."""
+
+
+class FramingError(RecordError):
     """The bytes do not carry a valid Confluent wire-format frame."""
 
 
@@ -159,7 +178,7 @@ class TruncatedFrameError(FramingError):
     """The record ends inside the frame header (magic byte, schema id/GUID or message indexes)."""
 
 
-class UnknownSchemaError(SerdesError):
+class UnknownSchemaError(RecordError):
     """The registry answered, and does not know the schema id, GUID or subject version."""
 
 
@@ -200,15 +219,15 @@ class RegistryBadResponseError(RegistryError):
     login page), a JSON body without ``schema``, or an HTTP status the API does not use."""
 
 
-class SchemaMismatchError(SerdesError):
+class SchemaMismatchError(RecordError):
     """The writer schema cannot be read with the reader schema, or a registry schema cannot be used."""
 
 
-class CorruptPayloadError(SerdesError):
+class CorruptPayloadError(RecordError):
     """The frame is valid but the payload does not decode with the writer schema."""
 
 
-class ValidationError(SerdesError, ValueError):
+class ValidationError(RecordError, ValueError):
     """A value does not conform to its schema (JSON Schema validation, or an Avro/Protobuf value
     that cannot be encoded with the schema)."""
 
@@ -218,7 +237,7 @@ class ValidationError(SerdesError, ValueError):
 __all__ += ["BatchError"]
 
 
-class BatchError(SerdesError):
+class BatchError(RecordError):
     """Records of a batch failed (``deserialize_batch`` / ``serialize_batch`` with the default
     ``errors="raise"``). Every record was attempted; nothing is dropped.
 
@@ -255,7 +274,7 @@ class MalformedEnvelopeError(ValidationError):
     that needs it, or a part of the envelope of the wrong type."""
 
 
-class UnsupportedChangeError(SerdesError):
+class UnsupportedChangeError(RecordError):
     """A valid Debezium event that the configured consumer cannot express, e.g. a truncate
     (``op == "t"``) in a Flink changelog stream with ``on_truncate="fail"``."""
 
@@ -263,9 +282,11 @@ class UnsupportedChangeError(SerdesError):
 # -- errors without a record: jobs, environments, tools ----------------------------------------
 #
 # These are raised about a job, a jar or a server rather than about one record, so they carry no
-# location unless the raiser knew one (their message is the reason alone). They keep the built-in
-# base users caught before they joined the hierarchy (``RuntimeError``) through multiple
-# inheritance, so ``except RuntimeError`` code keeps working.
+# location unless the raiser knew one (their message is the reason alone), and are not
+# ``SerializationError``s (the environment's fault). They keep the built-in base users caught
+# before they joined the hierarchy (``RuntimeError``) through multiple inheritance, so
+# ``except RuntimeError`` code keeps working. (``KeyFieldMismatchError`` and ``RecordDecodeError``,
+# listed here with the Flink errors, are about one record: :class:`RecordError`\ s.)
 
 __all__ += [
     "RecordDecodeError",
@@ -294,7 +315,7 @@ class _UnlocatedError(SerdesError):
         return f"{self.reason} ({where})"
 
 
-class KeyFieldMismatchError(SerdesError):
+class KeyFieldMismatchError(RecordError):
     """A record's decoded key field is not the key it was keyed by.
 
     ``read_kafka_keyed(key_by="field")`` on Protobuf reads the key field from the record's bytes in
@@ -304,7 +325,7 @@ class KeyFieldMismatchError(SerdesError):
     user's function under a wrong key."""
 
 
-class RecordDecodeError(SerdesError):
+class RecordDecodeError(RecordError):
     """A record could not be decoded (wraps a non-serdes error with the record's coordinates)."""
 
 

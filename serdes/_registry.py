@@ -13,7 +13,7 @@ from typing import Any, Callable, List, Optional, Tuple, Type, TypeVar
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 
-from ._confluent import httpx_module
+from ._confluent import failed_response, httpx_module
 from ._errors import (
     RecordLocation,
     RegistryAuthError,
@@ -70,7 +70,9 @@ def classify_registry_error(
 ) -> Optional[SerdesError]:
     """The typed error for a failure that can only come from the registry, else ``None``.
 
-    HTTP 404 -> :class:`UnknownSchemaError`; 409 (incompatible) and 422 (invalid schema) ->
+    HTTP 404 with a Schema Registry error code (40400-40499: no such subject, version or schema)
+    -> :class:`UnknownSchemaError`; a 404 without one (the URL is not a Schema Registry API: a
+    wrong base URL) -> :class:`RegistryBadResponseError` naming the URL and the answer; 409 (incompatible) and 422 (invalid schema) ->
     :class:`SchemaMismatchError`; 401/403 -> :class:`RegistryAuthError`; 429 ->
     :class:`RegistryRateLimitedError`; unreachable, timeout, 408 or 5xx ->
     :class:`RegistryUnavailableError`; any other status -> :class:`RegistryBadResponseError`.
@@ -80,7 +82,9 @@ def classify_registry_error(
     if isinstance(e, SchemaRegistryError):
         status = e.http_status_code
         if status == 404:
-            return UnknownSchemaError(f"{what}: registry has no such schema ({e.error_message})", location, schema_id)
+            if _is_schema_registry_404(e.error_code):
+                return UnknownSchemaError(f"{what}: registry has no such schema ({e.error_message})", location, schema_id)
+            return RegistryBadResponseError(_not_a_registry_api(what, e), location, schema_id, status)
         if status in (409, 422):
             # 409: incompatible with the subject's compatibility rule; 422: not a valid schema
             return SchemaMismatchError(f"{what}: registry rejected the schema ({e})", location, schema_id)
@@ -101,6 +105,21 @@ def classify_registry_error(
             f"{what}: schema registry unreachable ({type(e).__name__}: {e})", location, schema_id
         )
     return None
+
+
+def _is_schema_registry_404(error_code: Any) -> bool:
+    """A Schema Registry's own 404 (``error_code`` 40401 subject, 40402 version, 40403 schema, ...;
+    confluent-kafka's mock answers 40400), as opposed to a web server's "no such path"."""
+    return isinstance(error_code, int) and 40400 <= error_code <= 40499
+
+
+def _not_a_registry_api(what: str, e: BaseException) -> str:
+    answer = failed_response(e)
+    where = f"{answer[0]} answered" if answer is not None else "the registry answered"
+    said = f": {answer[1]!r}" if answer is not None and answer[1] else ""
+    return (f"{what}: {where} HTTP 404 without a Schema Registry error code, so the URL is not a Schema "
+            f"Registry API; check the client's base url (Apicurio Registry serves the Confluent API under "
+            f"/apis/ccompat/v7){said}")
 
 
 def registry_call(

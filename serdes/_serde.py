@@ -70,6 +70,7 @@ from ._errors import (
     CorruptPayloadError,
     FramingError,
     InvalidMagicByteError,
+    RecordError,
     RecordLocation,
     RegistryBadResponseError,
     SchemaMismatchError,
@@ -370,7 +371,8 @@ class FastDeserializer:
 
         Every record is attempted. ``errors="raise"`` (default): if any failed, raises
         :class:`~serdes.BatchError` whose ``.errors`` lists ``(index, typed error)`` and whose
-        ``.values`` holds the results (``None`` where a record failed). ``errors="collect"``:
+        ``.values`` holds the results (``None`` where a record failed); a failure that is not the
+        records' (a :class:`~serdes.RegistryError`) is raised as itself. ``errors="collect"``:
         returns the results with each failed record's typed error in its place.
         """
         collect = _collect(errors)
@@ -642,7 +644,8 @@ class FastSerializer:
     ) -> List[Any]:
         """Encode values for one ``(topic, field)``: one frame per value, in order (``None`` for
         ``None``), in one crossing into native code. Failures as :meth:`FastDeserializer.deserialize_batch`
-        (``errors="raise"``: :class:`~serdes.BatchError`; ``"collect"``: the typed error in place)."""
+        (``errors="raise"``: :class:`~serdes.BatchError`, or a :class:`~serdes.RegistryError` as
+        itself; ``"collect"``: the typed error in place)."""
         collect = _collect(errors)
         values, failed = self._batch(objs, ctx)
         return _batch_result(values, failed, collect, "encode", ctx)
@@ -857,6 +860,11 @@ def _batch_result(
         for i, e in failed:
             values[i] = e
         return values
+    for _, e in failed:
+        if isinstance(e, SerdesError) and not isinstance(e, RecordError):
+            # the environment's failure (a RegistryError): not the records', so not a BatchError,
+            # which is a SerializationError a skip-the-bad-records handler would swallow
+            raise e
     first_i, first = failed[0]
     why = first.reason if isinstance(first, SerdesError) else str(first)
     raise BatchError(

@@ -447,12 +447,20 @@ def write_outputs(report: Dict[str, Any], out_dir: str, *, png: bool, docs: bool
     md = markdown_table(report)
     with open(os.path.join(out_dir, "serde.md"), "w") as f:
         f.write(md)
-    if png:
-        plot(report, os.path.join(out_dir, "serde.png"))
     if docs:
         update_docs(md)
     if not quiet:
         print(md)
+    # the chart last: the measurement is on disk whatever the optional plotting library does
+    if png:
+        try:
+            import matplotlib  # noqa: F401  (optional: pip install matplotlib)
+        except ImportError:
+            print(f"serde.png not drawn: matplotlib is not installed (pip install matplotlib, then "
+                  f"--from-json {os.path.join(out_dir, 'serde.json')} draws it; --no-png hides this line)",
+                  file=sys.stderr)
+        else:
+            plot(report, os.path.join(out_dir, "serde.png"))
 
 
 __all__ = [

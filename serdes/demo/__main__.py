@@ -33,10 +33,10 @@ from serdes.demo._job import (  # noqa: F401 - re-exported: the schemas are the 
     TOTAL_AVRO,
     TOTAL_JSON,
     build_job,
-    quiet_beam_gcs_warning,
 )
 from serdes.demo.orders_pb2 import Order
 from serdes.flink._codecs import DEFAULT_REGISTRY_TIMEOUT
+from serdes.flink._env import quiet_beam_gcs_warning
 
 JOB_FILE = Path(__file__).with_name("_job.py")
 OUT_ROLES = ("out-avro", "out-protobuf", "out-json")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 from typing import Dict, List
 
 from pyflink.common import Types
@@ -23,23 +22,7 @@ from pyflink.datastream.state import ValueStateDescriptor
 
 from serdes import flink as sf
 from serdes.demo.orders_pb2 import CustomerTotal, Order
-
-class _DropBeamGcsWarning(logging.Filter):
-    """Beam logs "Failed to import GCSFileSystem" when ``google.cloud`` exists without
-    google-cloud-storage (another google-cloud package is installed): Beam then skips its GCS
-    filesystem, which a Kafka job never uses.  Only that one message is dropped."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        return not str(record.msg).startswith("Failed to import GCSFileSystem")
-
-
-def quiet_beam_gcs_warning() -> None:
-    """Hide Beam's harmless GCSFileSystem import warning in this process (call before PyFlink
-    builds a job: the warning comes from ``apache_beam.io.filesystems`` at import)."""
-    logger = logging.getLogger("apache_beam.io.filesystems")
-    if not any(isinstance(f, _DropBeamGcsWarning) for f in logger.filters):
-        logger.addFilter(_DropBeamGcsWarning())
-
+from serdes.flink._env import quiet_beam_gcs_warning
 
 def _avro_record(name: str, fields: Dict[str, str]) -> str:
     """An Avro record schema of the demo's namespace: ``fields`` maps each field name to its type."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -16,6 +17,24 @@ if TYPE_CHECKING:  # pyflink is imported where it is used (create_env, from_sequ
 
 _CONFIGURED_ATTR = "_serdes_configured"
 DEFAULT_BUNDLE_SIZE = 10_000
+
+
+class _DropBeamGcsWarning(logging.Filter):
+    """Beam logs "Failed to import GCSFileSystem" when ``google.cloud`` exists without
+    google-cloud-storage (another google-cloud package is installed): Beam then skips its GCS
+    filesystem, which a Kafka job never uses.  Only that one message is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Failed to import GCSFileSystem")
+
+
+def quiet_beam_gcs_warning() -> None:
+    """Hide Beam's harmless GCSFileSystem import warning in this process (``create_env`` calls it
+    before PyFlink builds a job: the warning comes from ``apache_beam.io.filesystems`` at import,
+    in the client process or, on a MiniCluster, in its loopback Python worker)."""
+    logger = logging.getLogger("apache_beam.io.filesystems")
+    if not any(isinstance(f, _DropBeamGcsWarning) for f in logger.filters):
+        logger.addFilter(_DropBeamGcsWarning())
 
 
 def _fresh_interpreter_finds(pkg: Path) -> bool:
@@ -122,6 +141,7 @@ def create_env(
     when the state is requested.  Types inside fused Python operator chains are not checked (no
     coder runs there).
     """
+    quiet_beam_gcs_warning()
     from pyflink.common import Configuration
     from pyflink.datastream import StreamExecutionEnvironment
 

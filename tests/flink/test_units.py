@@ -154,3 +154,19 @@ def test_decode_function_registry_error_is_never_dead_lettered_or_skipped(on_err
     assert counters["serdes_registry_failures"].n == 1 and counters["serdes_failed"].n == 0
     again = pickle.loads(pickle.dumps(info.value))
     assert type(again) is serdes.RegistryAuthError and again.http_status == 401 and again.location.offset == 9
+
+
+def test_create_env_hides_beams_gcs_warning_only(caplog):
+    """create_env() drops Beam's harmless "Failed to import GCSFileSystem" log line (the demo did it
+    alone before) and nothing else Beam logs."""
+    import logging
+
+    sf.create_env()
+    logger = logging.getLogger("apache_beam.io.filesystems")
+    with caplog.at_level(logging.WARNING, logger="apache_beam.io.filesystems"):
+        logger.warning("Failed to import GCSFileSystem; loading GCS filesystem will fail")
+        logger.warning("some other Beam warning")
+    messages = [r.getMessage() for r in caplog.records if r.name == "apache_beam.io.filesystems"]
+    assert messages == ["some other Beam warning"]
+    sf.create_env()  # a second environment adds no second filter
+    assert sum(type(f).__name__ == "_DropBeamGcsWarning" for f in logger.filters) == 1

@@ -1,6 +1,7 @@
 """A real HTTP server on 127.0.0.1 that answers Schema Registry requests the way a failing registry
 (or what stands in front of one) does: 401, 403, 429, a 200 with an HTML login page, a 200 JSON
-body without ``schema``, an answer slower than the client's timeout.
+body without ``schema``, an answer slower than the client's timeout, a 404 from a server that is
+not a Schema Registry API at that URL.
 
 It runs ``http.server`` in a thread so the real ``confluent_kafka.schema_registry.SchemaRegistryClient``
 (httpx, retries, response parsing) is what the tests exercise -- no mock of the client.
@@ -27,6 +28,11 @@ ANSWERS: Dict[str, Tuple[int, str, bytes, float]] = {
     "html": (200, "text/html", HTML_PAGE, 0.0),
     "no_schema": (200, "application/json", json.dumps({"subject": "s", "version": 1}).encode(), 0.0),
     "slow": (200, "application/json", json.dumps({"schema": "\"string\""}).encode(), 3.0),
+    # a web server's own 404, no Schema Registry error code: Apicurio Registry asked at its root
+    # instead of /apis/ccompat/v7 (the body is the one it sends)
+    "not_found": (404, "application/json", json.dumps({
+        "detail": "NotFoundException: RESTEASY003210: Could not find resource for full path", "status": 404,
+        "title": "RESTEASY003210: Could not find resource for full path", "name": "NotFoundException"}).encode(), 0.0),
 }
 
 

@@ -140,3 +140,27 @@ def test_batch_error_pickles_with_its_errors_and_values() -> None:
     assert back.values == [{"a": 1}, None]
     ((i, e),) = back.errors
     assert i == 1 and type(e) is CorruptPayloadError and str(e) == str(inner) and e.schema_id == 3
+
+
+@pytest.mark.parametrize("errors", ["raise", "collect"])
+def test_a_registry_failure_is_not_a_batch_of_bad_records(registry: SchemaRegistryClient, errors: str) -> None:
+    """A registry refusing the credentials fails every record of a batch; that is raised as the
+    RegistryAuthError itself (not a BatchError, which is a SerializationError a skip-the-bad-records
+    handler would swallow); ``errors="collect"`` still returns it in place."""
+    from confluent_kafka.serialization import SerializationError
+
+    from tests.support.registry_http import FailingRegistry
+
+    schema = '{"type": "record", "name": "R", "fields": [{"name": "n", "type": "int"}]}'
+    frames = AvroSerializer(registry, schema).serialize_batch([{"n": 1}, {"n": 2}], CTX)
+    with FailingRegistry("401") as reg:
+        client = SchemaRegistryClient(reg.client_conf())
+        de, ser = AvroDeserializer(client), AvroSerializer(client, schema)
+        if errors == "collect":
+            got = de.deserialize_batch(frames, CTX, errors="collect")
+            assert [type(e) for e in got] == [serdes.RegistryAuthError] * 2
+            return
+        for call in (lambda: de.deserialize_batch(frames, CTX), lambda: ser.serialize_batch([{"n": 1}], CTX)):
+            with pytest.raises(serdes.RegistryAuthError) as info:
+                call()
+            assert not isinstance(info.value, SerializationError)

@@ -235,3 +235,16 @@ def test_memory_measurement_child(tmp_path):
     rep["config"] = {"repeats": 1, "target_time_s": 0.1}
     md = report.markdown_table(rep)
     assert "| pure | pure | 10 | 1 MiB | 104,858 | 2 MiB | 209,715 | 0.1 |" in md
+
+
+def test_missing_matplotlib_skips_the_chart_after_the_results(tmp_path, monkeypatch, capsys):
+    """Without matplotlib (an optional library) a run writes serde.json and serde.md and skips the
+    chart with one line, instead of crashing after the whole measurement."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # ``import matplotlib`` raises ImportError
+    out = tmp_path / "bench"
+    rep = serde_bench.main([a for a in TINY if a not in ("--no-png", "--quiet")] + ["--out-dir", str(out)])
+    assert json.loads((out / "serde.json").read_text())["config"] == rep["config"]
+    assert (out / "serde.md").read_text().startswith("# ")
+    assert not (out / "serde.png").exists()
+    err = [line for line in capsys.readouterr().err.splitlines() if "matplotlib" in line]
+    assert len(err) == 1 and err[0].startswith("serde.png not drawn: matplotlib is not installed"), err

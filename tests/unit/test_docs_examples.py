@@ -51,3 +51,20 @@ def test_readme_error_example_prints_what_it_says():
     code = text.split("## Errors", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
     shown = text.split("## Errors", 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
     assert run_block(code) == shown
+
+
+def test_readme_first_example_prints_what_it_says():
+    """The README's first screen: the one-import change, used as before, prints the record back."""
+    text = (ROOT / "README.md").read_text()
+    first = text.split("## ", 1)[0]  # everything before the first section
+    assert "pip install serdes" in first and "+from serdes.avro import" in first
+    code = first.split("```python\n", 1)[1].split("```", 1)[0]
+    shown = first.split("```text\n", 1)[1].split("```", 1)[0]
+    assert len(code.strip().splitlines()) <= 12
+    assert run_block(code) == shown
+
+
+def test_readme_names_the_two_commands():
+    text = (ROOT / "README.md").read_text()
+    assert "## The two commands" in text
+    assert "bash scripts/demo.sh" in text and "bash scripts/test.sh" in text

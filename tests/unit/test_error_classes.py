@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
-from confluent_kafka.serialization import MessageField, SerializationContext
+from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
 
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
@@ -186,6 +186,7 @@ REGISTRY_FAILURES = {
     "html": (serdes.RegistryBadResponseError, None),
     "no_schema": (serdes.RegistryBadResponseError, None),
     "slow": (serdes.RegistryUnavailableError, None),  # slower than the client's timeout
+    "not_found": (serdes.RegistryBadResponseError, 404),  # a wrong base URL: a 404 without an error code
 }
 
 
@@ -367,3 +368,161 @@ def test_json_nan_as_null_conf_restores_confluent_behaviour():
     # a null that is a null is written on the fast path as always
     strict = JSONSerializer(JSON_SCHEMA, client)
     assert strict({"name": "a", "z": None}, ctx()).endswith(b'{"name":"a","z":null}')
+
+
+@pytest.mark.parametrize("caller", sorted(CALLERS))
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_wrong_base_url_names_the_url_and_the_registrys_answer(fmt, caller):
+    """A registry asked at the wrong base URL (Apicurio without /apis/ccompat/v7) answers 404 with
+    its own message and no Schema Registry error code: the error names the URL and that message,
+    not "no such schema (None)"."""
+    call = CALLERS[caller]
+    with FailingRegistry("not_found") as reg:
+        ser = call.serializer(fmt, call.client(reg.client_conf()))
+        err = assert_exactly(serdes.RegistryBadResponseError, lambda: call(ser, GOOD[fmt], ctx()))
+        url = reg.url
+    text = str(err)
+    assert f"{url}/subjects/" in text, text  # the request the registry refused (Protobuf registers its imports first)
+    assert "RESTEASY003210: Could not find resource" in text and "/apis/ccompat/v7" in text
+    assert "no such schema" not in text and err.http_status == 404
+
+
+def test_a_schema_registry_404_is_still_unknown_schema():
+    """A 404 that carries a Schema Registry error code (40403: no such schema) is the record's."""
+    from confluent_kafka.schema_registry.error import SchemaRegistryError
+
+    from serdes._registry import classify_registry_error
+
+    err = classify_registry_error("fetching schema id 9", SchemaRegistryError(404, 40403, "Schema 9 not found."))
+    assert type(err) is serdes.UnknownSchemaError and "Schema 9 not found." in str(err)
+    for code in (None, -1, 404):  # a web server's or a proxy's 404
+        err = classify_registry_error("registering", SchemaRegistryError(404, code, None))
+        assert type(err) is serdes.RegistryBadResponseError and err.http_status == 404
+
+
+# -- the hierarchy: whose fault a failure is ------------------------------------------------------
+
+# every error class of serdes/_errors.py -> its direct bases (tests/unit/test_error_pickling.py
+# checks that every exception class serdes defines anywhere is one of these, or a SerdesError)
+TREE = {
+    "SerdesError": ("Exception",),
+    "RecordError": ("SerdesError", "SerializationError"),
+    "FramingError": ("RecordError",),
+    "InvalidMagicByteError": ("FramingError",),
+    "TruncatedFrameError": ("FramingError",),
+    "UnknownSchemaError": ("RecordError",),
+    "SchemaMismatchError": ("RecordError",),
+    "RemoteRefRefused": ("SchemaMismatchError",),
+    "CorruptPayloadError": ("RecordError",),
+    "ValidationError": ("RecordError", "ValueError"),
+    "WrongMessageTypeError": ("ValidationError", "ValueError"),
+    "MalformedEnvelopeError": ("ValidationError",),
+    "BatchError": ("RecordError",),
+    "UnsupportedChangeError": ("RecordError",),
+    "RecordDecodeError": ("RecordError",),
+    "KeyFieldMismatchError": ("RecordError",),
+    "RegistryError": ("SerdesError",),
+    "RegistryUnavailableError": ("RegistryError",),
+    "RegistryAuthError": ("RegistryError",),
+    "RegistryRateLimitedError": ("RegistryError",),
+    "RegistryBadResponseError": ("RegistryError",),
+    "StateSchemaIncompatibleError": ("_UnlocatedError",),
+    "FlinkJobError": ("_UnlocatedError", "RuntimeError"),
+    "ConnectorJarError": ("_UnlocatedError", "RuntimeError"),
+    "PackedRecordError": ("_UnlocatedError", "ValueError"),
+    "JobGraphError": ("_UnlocatedError", "RuntimeError"),
+    "ThreadModeError": ("JobGraphError",),
+    "StrictTypeError": ("JobGraphError",),
+    "ServerStartError": ("_UnlocatedError", "RuntimeError"),
+    "MissingToolError": ("_UnlocatedError", "RuntimeError"),
+    "FlinkSubmitError": ("_UnlocatedError", "RuntimeError"),
+    "FlinkJobFailed": ("_UnlocatedError", "RuntimeError"),
+    "ConfluentAPIError": ("_UnlocatedError", "TypeError"),
+    "PyFlinkAPIError": ("_UnlocatedError", "TypeError"),
+}
+
+# the record's fault: a skip-the-bad-record handler (``except SerializationError``) may skip them
+RECORD = {name for name in TREE if name != "SerdesError" and issubclass(getattr(serdes._errors, name), serdes.RecordError)}
+
+
+def test_the_tree_is_pinned():
+    import serdes._errors as errors
+
+    classes = {name: getattr(errors, name) for name in errors.__all__
+               if isinstance(getattr(errors, name), type) and issubclass(getattr(errors, name), BaseException)}
+    assert {name: tuple(b.__name__ for b in cls.__bases__) for name, cls in classes.items()} == TREE
+    assert errors._UnlocatedError.__bases__ == (serdes.SerdesError,)
+
+
+def test_only_record_errors_are_serialization_errors():
+    import serdes._errors as errors
+
+    assert RECORD == {"RecordError", "FramingError", "InvalidMagicByteError", "TruncatedFrameError",
+                      "UnknownSchemaError", "SchemaMismatchError", "RemoteRefRefused", "CorruptPayloadError",
+                      "ValidationError", "WrongMessageTypeError", "MalformedEnvelopeError", "BatchError",
+                      "UnsupportedChangeError", "RecordDecodeError", "KeyFieldMismatchError"}
+    for name in TREE:
+        cls = getattr(errors, name)
+        assert issubclass(cls, serdes.SerdesError)
+        assert issubclass(cls, SerializationError) == (name in RECORD), name
+
+
+@pytest.mark.parametrize("caller", sorted(CALLERS))
+def test_a_skip_the_bad_record_handler_does_not_swallow_the_environment(caller):
+    """``except SerializationError: skip`` skips a bad value, and lets a registry refusing the
+    credentials through (confluent-kafka's serdes raise their SchemaRegistryError there, not a
+    SerializationError)."""
+    call = CALLERS[caller]
+
+    def produce(ser: Any, value: Any) -> str:
+        try:
+            call(ser, value, ctx())
+        except SerializationError:
+            return "skipped"
+        return "sent"
+
+    assert produce(call.serializer("avro", call.mock_client()), {"name": 5, "nick": None, "tags": []}) == "skipped"
+    with FailingRegistry("401") as reg:
+        ser = call.serializer("avro", call.client(reg.client_conf()))
+        with pytest.raises(serdes.RegistryAuthError):
+            produce(ser, GOOD["avro"])
+
+
+# bad records confluent-kafka's own deserializers are given: serdes raises a SerializationError for
+# each one confluent-kafka raises one for (the drop-in promise)
+BAD_FRAMES = {
+    "bad magic": lambda good: b"\x07" + good[1:],
+    "truncated id": lambda good: good[:3],
+    "corrupt payload": lambda good: good[:5] + CORRUPT_PAYLOADS[good[5:6] == b"\x00"],
+}
+CORRUPT_PAYLOADS = {False: b"\xff\xff\xff\xff\xff\xff\xff\xff\xff", True: b"\x00\xff\xff\xff"}
+
+
+def _confluent_deserializer(fmt: str, client: Any) -> Any:
+    from confluent_kafka.schema_registry.avro import AvroDeserializer as CAvro
+    from confluent_kafka.schema_registry.json_schema import JSONDeserializer as CJSON
+    from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as CProto
+
+    if fmt == "avro":
+        return CAvro(client)
+    if fmt == "json":
+        return CJSON(None, schema_registry_client=client)
+    return CProto(order_pb2.Order, {"use.deprecated.format": False}, client)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("case", sorted(BAD_FRAMES))
+def test_what_confluent_kafka_raises_serialization_error_for_still_is_one(fmt, case, frames):
+    good = frames["sync"][fmt]
+    data = BAD_FRAMES[case](good) if fmt != "json" or case != "corrupt payload" else good[:5] + CORRUPT["json"]
+    client = frames["sync"]["client"]
+    try:
+        _confluent_deserializer(fmt, client)(data, ctx())
+        theirs: Any = None
+    except Exception as e:
+        theirs = e
+    with pytest.raises(Exception) as ours:
+        CALLERS["sync"].deserializer(fmt, client)(data, ctx())
+    assert isinstance(ours.value, serdes.RecordError), repr(ours.value)
+    if isinstance(theirs, SerializationError):
+        assert isinstance(ours.value, SerializationError)

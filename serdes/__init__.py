@@ -11,6 +11,7 @@ the batch and returns undecodable records with their typed error instead of rais
 from . import _exports
 from ._errors import (
     BatchError,
+    ColumnValueError,
     ConfluentAPIError,
     CorruptPayloadError,
     FramingError,
@@ -57,6 +58,7 @@ __all__ = [
     "ValidationError",
     "MalformedEnvelopeError",
     "UnsupportedChangeError",
+    "ColumnValueError",
     "RecordLocation",
     "DeserializingConsumer",
     "AsyncDeserializingConsumer",

@@ -23,17 +23,18 @@ from pyflink.common import Row, RowKind, Types
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 from pyflink.datastream import DataStream, RuntimeContext, StreamExecutionEnvironment
 
-from serdes._errors import MalformedEnvelopeError, RecordLocation, UnsupportedChangeError
+from serdes._errors import MalformedEnvelopeError, RecordLocation, SerdesError, UnsupportedChangeError
 from serdes._limits import DEFAULT_LIMITS
 from serdes.cdc import Change, Op, parse_change
 
 from ._codecs import SerdeSpec
+from ._column_checks import Check, column_checks, value_check
 from ._decode import ON_ERROR_FAIL, ON_ERROR_SKIP, DecodingFunction, check_on_error
 from ._kafka import read_records, topics_label
 from ._metrics import batched
 from ._records import FlinkSerializationContext
 from ._records import bytes_type, row_named
-from ._rows import _RecordToRow, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
+from ._rows import _identity, _RecordToRow, _to_float, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
 
 __all__ = [
     "read_debezium",
@@ -315,7 +316,74 @@ def _fetch_latest(spec: SerdeSpec, subject: str) -> str:
 
 
 def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow]:
-    """(value spec to decode with, after row type, dict -> Row converter)."""
+    """(value spec to decode with, after row type, dict -> Row converter whose per-column
+    functions also check that each value fits its column: :func:`_checked`)."""
+    spec, row_t, conv, optional = _after_row_unchecked(value, topic, schema)
+    return spec, row_t, _checked(conv, row_t, optional)
+
+
+class _CheckedColumn:
+    """A column's converter (nested rows, timestamps, ...) followed by its value check; whatever
+    the converter raises for a value it cannot convert is the column's :class:`ColumnValueError`."""
+
+    __slots__ = ("conv", "check")
+
+    def __init__(self, conv: Callable[[Any], Any], check: Any) -> None:
+        self.conv, self.check = conv, check
+
+    def __call__(self, v: Any) -> Any:
+        try:
+            v = self.conv(v)
+        except SerdesError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a value the converter cannot take, typed below
+            raise self.check.fail(f"{type(e).__name__}: {str(e)[:200]}") from e
+        return self.check(v)
+
+
+class _ColumnsToRow(_RecordToRow):
+    """The after row's converter: per-column functions that check values (:func:`_checked`) and
+    the ``optional`` columns an event may omit (JSON Schema: not ``required`` and nullable)."""
+
+    __slots__ = ("optional",)
+
+    def __init__(self, names: List[str], convs: List[Callable[[Any], Any]], optional: Sequence[str] = ()) -> None:
+        super().__init__(names, convs)
+        self.optional = list(optional)
+
+    def __getstate__(self) -> Any:
+        return (self.names, self.convs, self.optional)
+
+    def __setstate__(self, state: Any) -> None:
+        self.names, self.convs, self.optional = state
+
+
+def _checked(conv: _RecordToRow, row_t: RowTypeInfo, optional: Sequence[str] = ()) -> _ColumnsToRow:
+    """``conv`` with each column's function followed by its value check (``_column_checks``)."""
+    checks = column_checks(row_t)
+    if conv.convs is None:
+        return _ColumnsToRow(conv.names, list(checks), optional)
+    # identities need no converter, and a DOUBLE column's check turns an int into a float itself
+    plain = (_ident, _identity, _to_float)
+    return _ColumnsToRow(conv.names, [c if f in plain else _CheckedColumn(f, c)
+                                      for f, c in zip(conv.convs, checks, strict=True)], optional)
+
+
+def _json_optional(after: Dict[str, Any]) -> List[str]:
+    """The columns of a JSON Schema ``after`` an event may omit: not ``required`` and nullable
+    (how a newer schema's added column reads in older events)."""
+    required = after.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    out = []
+    for name, prop in (after.get("properties") or {}).items():
+        t = prop.get("type") if isinstance(prop, dict) else None
+        if name not in required and (t == "null" or (isinstance(t, list) and "null" in t)):
+            out.append(name)
+    return out
+
+
+def _after_row_unchecked(value: SerdeSpec, topic: str, schema: Any
+                         ) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow, List[str]]:
     if value.format == "protobuf":
         desc = value.kwargs["message_type"].DESCRIPTOR
         if "after" not in desc.fields_by_name or "op" not in desc.fields_by_name:
@@ -323,7 +391,7 @@ def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, Ro
         after = desc.fields_by_name["after"].message_type
         if after is None:
             raise ValueError(f"{desc.full_name}.after is not a message")
-        return value, _pb_row_type(after), _pb_converter(after)
+        return value, _pb_row_type(after), _pb_converter(after), []
     if schema is None:
         schema = value.kwargs.get("schema_str")
     if schema is None:
@@ -336,10 +404,11 @@ def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, Ro
         spec.kwargs = dict(value.kwargs, schema_str=schema if isinstance(schema, str) else json.dumps(schema))
     if value.format == "avro":
         after = _avro_after(schema)
-        return spec, avro_row_type_info(after), _record_converter(avro_row_converter(after))
+        return spec, avro_row_type_info(after), _record_converter(avro_row_converter(after)), []
     if value.format == "json":
         after = _json_after(schema)
-        return spec, json_schema_row_type_info(after), _record_converter(json_schema_row_converter(after))
+        return (spec, json_schema_row_type_info(after), _record_converter(json_schema_row_converter(after)),
+                _json_optional(after))
     raise ValueError(f"unsupported format {value.format!r}")
 
 
@@ -404,10 +473,17 @@ class DebeziumDecodeFunction(DecodingFunction):
         self.convs = converter.convs
         self.meta_keys = [k for _, k in metadata]
         self.mode, self.on_error, self.on_truncate = mode, on_error, on_truncate
+        # the converter's per-column functions check that each value fits its column
+        # (``_after_row``); the metadata columns get theirs here
+        self.columns = frozenset(self.after_names)
+        self.optional_columns = frozenset(getattr(converter, "optional", ()))
+        self.meta_checks: List[Check] = [value_check(METADATA_COLUMNS[k][0](), c) for c, k in metadata]
 
     def open(self, runtime_context: RuntimeContext) -> None:
         super().open(runtime_context)
         self._meta = [METADATA_COLUMNS[k][1] for k in self.meta_keys]
+        self._cells = list(zip(self.after_names, self.convs or [_ident] * len(self.after_names), strict=True))
+        self._meta_cells = list(zip(self._meta, self.meta_checks, strict=True))
         g = runtime_context.get_metrics_group()
         self._truncates = g.counter("serdes_truncates")
         self._inserts = batched(self._batched, g.counter("serdes_inserts"))
@@ -415,13 +491,12 @@ class DebeziumDecodeFunction(DecodingFunction):
         self._deletes = batched(self._batched, g.counter("serdes_deletes"))
 
     def _row(self, rec: Optional[Mapping[str, Any]], kind: RowKind, change: Change) -> Row:
-        assert rec is not None  # parse_change checked that the op's before / after is there
-        if self.convs is None:
-            values = [rec.get(n) for n in self.after_names]
-        else:
-            values = [c(rec.get(n)) for n, c in zip(self.after_names, self.convs, strict=True)]
-        for m in self._meta:
-            values.append(m(change))
+        # parse_change(columns=...) checked that the op's before / after is there with every
+        # column but the optional ones (absent: None)
+        assert rec is not None
+        values = [c(rec.get(n)) for n, c in self._cells]
+        for m, check in self._meta_cells:
+            values.append(check(m(change)))
         row = Row(*values)
         row.set_field_names(self.names)
         row.set_row_kind(kind)
@@ -451,7 +526,8 @@ class DebeziumDecodeFunction(DecodingFunction):
                 field = MessageField.KEY
                 key = self._key_de(raw_key, FlinkSerializationContext(topic, field, headers, partition, offset))
             field = MessageField.VALUE
-            change = parse_change(value, key, self.mode == RETRACT, RecordLocation(topic, field, partition, offset))
+            change = parse_change(value, key, self.mode == RETRACT, RecordLocation(topic, field, partition, offset),
+                                  self.columns, self.optional_columns)
             if change is None:  # the value decoded to null (a JSON ``null``), which is no envelope
                 raise MalformedEnvelopeError("Debezium record value decoded to null, not an envelope",
                                              RecordLocation(topic, field, partition, offset))

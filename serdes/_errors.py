@@ -372,7 +372,8 @@ class ConnectorJarError(_UnlocatedError, RuntimeError):
 
 class PackedRecordError(_UnlocatedError, ValueError):
     """A packed record between serdes' Java shim and its Python operators does not match its own
-    lengths: the shim jar was built from other sources than this serdes (``serdes/flink/_packed.py``)."""
+    lengths, or a topic or header name in it is not UTF-8: the shim jar was built from other sources
+    than this serdes (``serdes/flink/_packed.py``)."""
 
 
 class JobGraphError(_UnlocatedError, RuntimeError):

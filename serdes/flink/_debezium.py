@@ -316,10 +316,9 @@ def _fetch_latest(spec: SerdeSpec, subject: str) -> str:
 
 
 def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow]:
-    """(value spec to decode with, after row type, dict -> Row converter whose per-column
-    functions also check that each value fits its column: :func:`_checked`)."""
-    spec, row_t, conv, optional = _after_row_unchecked(value, topic, schema)
-    return spec, row_t, _checked(conv, row_t, optional)
+    """(value spec to decode with, after row type, dict -> Row converter)."""
+    spec, row_t, conv, _ = _after_row_and_optional(value, topic, schema)
+    return spec, row_t, conv
 
 
 class _CheckedColumn:
@@ -341,32 +340,12 @@ class _CheckedColumn:
         return self.check(v)
 
 
-class _ColumnsToRow(_RecordToRow):
-    """The after row's converter: per-column functions that check values (:func:`_checked`) and
-    the ``optional`` columns an event may omit (JSON Schema: not ``required`` and nullable)."""
-
-    __slots__ = ("optional",)
-
-    def __init__(self, names: List[str], convs: List[Callable[[Any], Any]], optional: Sequence[str] = ()) -> None:
-        super().__init__(names, convs)
-        self.optional = list(optional)
-
-    def __getstate__(self) -> Any:
-        return (self.names, self.convs, self.optional)
-
-    def __setstate__(self, state: Any) -> None:
-        self.names, self.convs, self.optional = state
-
-
-def _checked(conv: _RecordToRow, row_t: RowTypeInfo, optional: Sequence[str] = ()) -> _ColumnsToRow:
-    """``conv`` with each column's function followed by its value check (``_column_checks``)."""
-    checks = column_checks(row_t)
-    if conv.convs is None:
-        return _ColumnsToRow(conv.names, list(checks), optional)
+def _column_function(conv: Callable[[Any], Any], check: Check) -> Callable[[Any], Any]:
+    """A column's converter followed by its value check (``_column_checks``)."""
     # identities need no converter, and a DOUBLE column's check turns an int into a float itself
-    plain = (_ident, _identity, _to_float)
-    return _ColumnsToRow(conv.names, [c if f in plain else _CheckedColumn(f, c)
-                                      for f, c in zip(conv.convs, checks, strict=True)], optional)
+    if conv in (_ident, _identity, _to_float):
+        return check
+    return _CheckedColumn(conv, check)
 
 
 def _json_optional(after: Dict[str, Any]) -> List[str]:
@@ -382,8 +361,9 @@ def _json_optional(after: Dict[str, Any]) -> List[str]:
     return out
 
 
-def _after_row_unchecked(value: SerdeSpec, topic: str, schema: Any
-                         ) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow, List[str]]:
+def _after_row_and_optional(value: SerdeSpec, topic: str, schema: Any
+                            ) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow, List[str]]:
+    """:func:`_after_row` and the columns an event may omit (:func:`_json_optional`)."""
     if value.format == "protobuf":
         desc = value.kwargs["message_type"].DESCRIPTOR
         if "after" not in desc.fields_by_name or "op" not in desc.fields_by_name:
@@ -473,22 +453,38 @@ class DebeziumDecodeFunction(DecodingFunction):
         self.convs = converter.convs
         self.meta_keys = [k for _, k in metadata]
         self.mode, self.on_error, self.on_truncate = mode, on_error, on_truncate
-        # the converter's per-column functions check that each value fits its column
-        # (``_after_row``); the metadata columns get theirs here
-        self.columns = frozenset(self.after_names)
-        self.optional_columns = frozenset(getattr(converter, "optional", ()))
-        self.meta_checks: List[Check] = [value_check(METADATA_COLUMNS[k][0](), c) for c, k in metadata]
 
     def open(self, runtime_context: RuntimeContext) -> None:
         super().open(runtime_context)
-        self._meta = [METADATA_COLUMNS[k][1] for k in self.meta_keys]
-        self._cells = list(zip(self.after_names, self.convs or [_ident] * len(self.after_names), strict=True))
-        self._meta_cells = list(zip(self._meta, self.meta_checks, strict=True))
+        self._column_rules()
         g = runtime_context.get_metrics_group()
         self._truncates = g.counter("serdes_truncates")
         self._inserts = batched(self._batched, g.counter("serdes_inserts"))
         self._updates = batched(self._batched, g.counter("serdes_updates"))
         self._deletes = batched(self._batched, g.counter("serdes_deletes"))
+
+    def _column_rules(self) -> None:
+        """Per column: its converter followed by the check that its value fits the column's Flink
+        type (``_column_checks``: PyFlink's coder runs after this operator, outside its ``try``), and
+        the columns every before/after must have (``parse_change(columns=...)``).  Derived here, in
+        the worker, from the value spec's envelope schema -- which ``read_debezium`` always puts in
+        it -- rather than pickled with the job, so a job graph pickled by an earlier serdes gets them
+        too."""
+        spec = self.value_spec
+        if spec.format in ("avro", "json") and spec.kwargs.get("schema_str") is None:
+            raise ValueError("DebeziumDecodeFunction needs a value spec with the envelope schema "
+                             "(schema_str; read_debezium builds one)")
+        _, row_t, _, optional = _after_row_and_optional(spec, "", None)
+        checks = dict(zip(row_t.get_field_names(), column_checks(row_t), strict=True))
+        missing = [n for n in self.after_names if n not in checks]
+        if missing:
+            raise ValueError(f"the converter's columns {missing} are not in the envelope's after type")
+        convs = self.convs if self.convs is not None else [_ident] * len(self.after_names)
+        self._cells = [(n, _column_function(c, checks[n])) for n, c in zip(self.after_names, convs, strict=True)]
+        self._meta_cells = [(METADATA_COLUMNS[k][1], value_check(METADATA_COLUMNS[k][0](), column))
+                            for column, k in zip(self.names[len(self.after_names):], self.meta_keys, strict=True)]
+        self.columns = frozenset(self.after_names)
+        self.optional_columns = frozenset(optional) & self.columns
 
     def _row(self, rec: Optional[Mapping[str, Any]], kind: RowKind, change: Change) -> Row:
         # parse_change(columns=...) checked that the op's before / after is there with every

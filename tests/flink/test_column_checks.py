@@ -294,3 +294,18 @@ def test_json_columns_the_schema_lets_an_event_omit_read_as_null():
     rows = _feed(fn, [ds.envelope("c", None, ds.row(1, "a", 5), 1), ds.envelope("c", None, {"id": 2, "owner": "b"}, 2)])
     assert [tuple(r) for r in rows] == [(1, "a", 5, None)]
     assert counters["serdes_failed"].n == 1
+
+
+def test_checks_are_derived_in_the_worker_not_pickled():
+    """The job graph pickles the operator as earlier releases did (tests/unit/test_flink_pickles.py
+    pins its bytes); ``open()`` derives the checks from the value spec's envelope schema, so a
+    graph pickled by an earlier serdes gets them too."""
+    from serdes.flink._debezium import DebeziumDecodeFunction, _after_row, _metadata_spec
+
+    spec, _, conv = _after_row(sf.json_schema(REG, PERMISSIVE_JSON), "t", None)
+    data = pickle.dumps(DebeziumDecodeFunction(spec, None, conv, _metadata_spec(None), on_error="fail"), protocol=5)
+    assert b"_column_checks" not in data
+    fn = pickle.loads(data)
+    fn.open(RuntimeContext())
+    with pytest.raises(serdes.ColumnValueError, match="column 'id'"):
+        _feed(fn, [_envelope("c", None, {"id": -(1 << 63) - 1, "name": "a"})])

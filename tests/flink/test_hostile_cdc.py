@@ -202,7 +202,7 @@ def test_null_value_schema_id_header_plain_and_flink(kafka_bootstrap, registry_u
     orders = [{"id": i, "item": f"item-{i}"} for i in range(3)]
     headers = [[("__value_schema_id", None)], [("__value_schema_id", None), ("other", b"x")],
                [("__value_schema_id", None), ("__value_schema_id", b"\x07junk")]]
-    produce(topic, [(b"%d" % o["id"], ser(o, ctx), h) for o, h in zip(orders, headers)])
+    produce(topic, [(b"%d" % o["id"], ser(o, ctx), h) for o, h in zip(orders, headers, strict=True)])
 
     # a plain confluent-kafka consumer: the header list holds None, which is no header
     msgs = consume(topic, expected=3)

@@ -224,3 +224,30 @@ def test_null_value_schema_id_header_plain_and_flink(kafka_bootstrap, registry_u
 class Tagged(KeyedProcessFunction):
     def process_element(self, order, ctx):
         yield json.dumps(["packed", order])
+
+
+class KeyAndCustomer(KeyedProcessFunction):
+    def process_element(self, order, ctx):
+        yield json.dumps([ctx.get_current_key(), order.customer, order.order_id])
+
+
+def test_null_value_schema_id_header_protobuf_keyed_by_field(kafka_bootstrap, registry_url, new_topic, produce):
+    """``read_kafka_keyed(key_by="customer")`` reads the key field in Java: a null header means
+    payload framing there too (it used to count as header framing, so the key was read from the
+    frame's bytes and the record failed its key check)."""
+    from pyflink.common import Types
+
+    from serdes.demo.orders_pb2 import Order
+    from serdes.protobuf import ProtobufSerializer
+
+    topic = new_topic("null-schema-id-header-pb")
+    ser = ProtobufSerializer(Order, SchemaRegistryClient({"url": registry_url}))
+    ctx = SerializationContext(topic, MessageField.VALUE)
+    orders = [Order(order_id=f"o{i}", customer=f"c{i % 2}", amount_cents=i) for i in range(4)]
+    produce(topic, [(None, ser(o, ctx), [("__value_schema_id", None)]) for o in orders])
+    env = sf.create_env()
+    keyed = sf.read_kafka_keyed(env, kafka_bootstrap, topic, sf.protobuf(Order, registry_url), key_by="customer",
+                                key_type=Types.STRING(), bounded=True)
+    out = keyed.process(KeyAndCustomer()).map(lambda s: s, output_type=Types.STRING())
+    got = sorted(json.loads(s) for s in out.execute_and_collect())
+    assert got == sorted([o.customer, o.customer, o.order_id] for o in orders)

@@ -34,7 +34,7 @@ from ._kafka import read_records, topics_label
 from ._metrics import batched
 from ._records import FlinkSerializationContext
 from ._records import bytes_type, row_named
-from ._rows import _identity, _RecordToRow, _to_float, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
+from ._rows import _identity, _MapOf, _RecordToRow, _to_float, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
 
 __all__ = [
     "read_debezium",
@@ -268,12 +268,21 @@ def _pb_converter(desc: Any, depth: int = 0) -> _RecordToRow:
                 and f.message_type.full_name not in _PB_WRAPPERS:
             inner = _pb_converter(f.message_type, depth + 1)
             convs.append(_ListOfRows(inner) if _repeated(f) else inner)
+        elif f.message_type is not None and f.message_type.GetOptions().map_entry \
+                and _pb_message_value(f.message_type.fields_by_name["value"]):
+            # map<K, Message>: its values are rows too (the MAP's value type is a ROW)
+            convs.append(_MapOf(_pb_converter(f.message_type.fields_by_name["value"].message_type, depth + 1)))
         else:
             convs.append(None)
     names = [f.name for f in desc.fields]
     if all(c is None for c in convs):
         return _RecordToRow(names, None)
     return _RecordToRow(names, [c if c is not None else _ident for c in convs])
+
+
+def _pb_message_value(fd: Any) -> bool:
+    """A field whose value is a row: a message other than a ``google.protobuf.*Value`` wrapper."""
+    return fd.message_type is not None and fd.message_type.full_name not in _PB_WRAPPERS
 
 
 def _repeated(fd: Any) -> bool:

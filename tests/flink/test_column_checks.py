@@ -309,3 +309,39 @@ def test_checks_are_derived_in_the_worker_not_pickled():
     fn.open(RuntimeContext())
     with pytest.raises(serdes.ColumnValueError, match="column 'id'"):
         _feed(fn, [_envelope("c", None, {"id": -(1 << 63) - 1, "name": "a"})])
+
+
+def test_protobuf_map_of_messages_reads_as_a_map_of_rows():
+    """``map<string, Message>``: the MAP's value type is a ROW, so the values are converted to rows
+    (a dict there would be a ColumnValueError for every record)."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    from serdes.cdc import message_to_dict
+    from serdes.flink._debezium import _pb_converter, _pb_row_type
+
+    fdp = descriptor_pb2.FileDescriptorProto(name="hostile_map.proto", package="hm", syntax="proto3")
+    item = fdp.message_type.add(name="Item")
+    item.field.add(name="n", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_UINT64,
+                   label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    row = fdp.message_type.add(name="Row")
+    entry = row.nested_type.add(name="ItemsEntry")
+    entry.options.map_entry = True
+    entry.field.add(name="key", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    entry.field.add(name="value", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                    type_name=".hm.Item", label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    row.field.add(name="items", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+                  type_name=".hm.Row.ItemsEntry", label=descriptor_pb2.FieldDescriptorProto.LABEL_REPEATED)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fdp)
+    desc = pool.FindMessageTypeByName("hm.Row")
+    msg = message_factory.GetMessageClass(desc)()
+    msg.items["a"].n = 5
+    msg.items["b"].n = 1 << 63
+    conv, [check] = _pb_converter(desc), column_checks(_pb_row_type(desc))
+    [items] = conv.convs
+    with pytest.raises(serdes.ColumnValueError, match=r"column 'items\{\}.n': 9223372036854775808 is outside BIGINT"):
+        check(items(message_to_dict(msg)["items"]))
+    del msg.items["b"]
+    got = check(items(message_to_dict(msg)["items"]))
+    assert list(got) == ["a"] and tuple(got["a"]) == (5,)

@@ -11,6 +11,7 @@ the batch and returns undecodable records with their typed error instead of rais
 from . import _exports
 from ._errors import (
     BatchError,
+    ColumnValueError,
     ConfluentAPIError,
     CorruptPayloadError,
     FramingError,
@@ -59,6 +60,7 @@ __all__ = [
     "ValidationError",
     "MalformedEnvelopeError",
     "UnsupportedChangeError",
+    "ColumnValueError",
     "RecordLocation",
     "DeserializingConsumer",
     "AsyncDeserializingConsumer",

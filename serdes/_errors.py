@@ -279,6 +279,26 @@ class UnsupportedChangeError(RecordError):
     (``op == "t"``) in a Flink changelog stream with ``on_truncate="fail"``."""
 
 
+__all__ += ["ColumnValueError"]
+
+
+class ColumnValueError(ValidationError):
+    """A decoded column value that its Flink column type cannot hold (``read_debezium``): an
+    integer outside BIGINT/INT/SMALLINT/TINYINT, a decimal beyond its declared precision, a string
+    that is not valid Unicode, a value of another type, a null list element ...  Raised inside
+    serdes' decode operator, so it follows ``on_error`` like any bad record.
+
+    Attributes:
+        column: the column, with the path inside it for nested values (``address.zip``,
+            ``tags[2]``).
+    """
+
+    def __init__(self, reason: str, location: Optional[RecordLocation] = None, schema_id: Any = None,
+                 column: Optional[str] = None) -> None:
+        self.column = column
+        super().__init__(reason, location, schema_id)
+
+
 # -- errors without a record: jobs, environments, tools ----------------------------------------
 #
 # These are raised about a job, a jar or a server rather than about one record, so they carry no
@@ -373,7 +393,8 @@ class ConnectorJarError(_UnlocatedError, RuntimeError):
 
 class PackedRecordError(_UnlocatedError, ValueError):
     """A packed record between serdes' Java shim and its Python operators does not match its own
-    lengths: the shim jar was built from other sources than this serdes (``serdes/flink/_packed.py``)."""
+    lengths, or a topic or header name in it is not UTF-8: the shim jar was built from other sources
+    than this serdes (``serdes/flink/_packed.py``)."""
 
 
 class JobGraphError(_UnlocatedError, RuntimeError):

@@ -26,8 +26,14 @@ Rules (see docs/cdc.md):
 * ``d`` -> :attr:`Op.DELETE`; ``before`` required; with ``before_required=False`` a delete
   without ``before`` takes the record key (a dict/message of the key columns) as ``before``,
   and is malformed only when there is no key either.
-* ``t`` -> :attr:`Op.TRUNCATE` (``before`` and ``after`` are ``None``): a valid event about the
-  whole table; the caller decides (the Flink changelog reader fails or skips, as configured).
+* ``t`` -> :attr:`Op.TRUNCATE` (``before`` and ``after`` are ``None``, whatever the envelope
+  holds): a valid event about the whole table; the caller decides (the Flink changelog reader
+  fails or skips, as configured).
+* ``columns`` (the table's column names, optional; ``read_debezium`` always passes its row's):
+  every ``before``/``after`` of the envelope must have every column (a SQL ``NULL`` is a
+  ``None`` value, never a missing key) but the ``optional_columns`` the schema lets an event omit;
+  a delete by record key needs a key whose fields are all columns, and its ``before`` then has
+  every column (``None`` but the key's).
 * A ``None`` value (tombstone) is not a change: :func:`parse_change` returns ``None``;
   :class:`ChangeParser` counts it.
 * Anything else -- not a record, ``op`` missing/empty/not a string/unknown (``m`` logical
@@ -38,7 +44,7 @@ Rules (see docs/cdc.md):
 from __future__ import annotations
 
 import enum
-from typing import Any, Dict, Mapping, NamedTuple, Optional
+from typing import AbstractSet, Any, Collection, Dict, Mapping, NamedTuple, Optional
 
 from ._errors import MalformedEnvelopeError, RecordLocation, SerdesError
 
@@ -162,12 +168,18 @@ def parse_change(
     key: Any = None,
     before_required: bool = True,
     location: Optional[RecordLocation] = None,
+    columns: Optional[Collection[str]] = None,
+    optional_columns: Collection[str] = (),
 ) -> Optional[Change]:
     """Turn one decoded Debezium envelope into a :class:`Change` (``None`` for a tombstone).
 
     ``envelope``: the decoded record value (``dict``, ``Mapping`` or Protobuf message).
     ``key``: the decoded record key; used as ``before`` of a delete without ``before`` when
     ``before_required=False``.  ``location`` goes into errors (topic, partition, offset).
+    ``columns``: the table's column names (best a ``frozenset``): a ``before``/``after`` without
+    one of them is malformed -- except ``optional_columns``, which the schema lets an event omit
+    (JSON Schema: not ``required`` and nullable) -- and a delete by key gets a ``before`` with all
+    of them.
     Raises :class:`serdes.MalformedEnvelopeError` for anything that is not a valid envelope.
     """
     if envelope is None:
@@ -202,6 +214,8 @@ def parse_change(
         raise MalformedEnvelopeError(
             f"Debezium envelope 'ts_ms' is a {type(ts_ms).__name__}, not an integer", _loc(location)
         )
+    if op is Op.TRUNCATE:
+        return Change(op, None, None, source, ts_ms, transaction)
     if op in (Op.CREATE, Op.READ, Op.UPDATE) and after is None:
         raise MalformedEnvelopeError(
             f"Debezium {op.name.lower()} event (op {code!r}) has no 'after'", _loc(location)
@@ -223,20 +237,59 @@ def parse_change(
             raise MalformedEnvelopeError(
                 "Debezium delete event (op 'd') has neither 'before' nor a record key", _loc(location)
             )
+        if columns is not None:
+            before = _key_row(before, _column_set(columns), location)
+            columns = None  # the key row has every column now
+    if columns is not None:
+        cols = _column_set(columns)
+        for part, rec in (("after", after), ("before", before)):
+            if rec is not None and not rec.keys() >= cols:
+                absent = cols - rec.keys() - _column_set(optional_columns)
+                if not absent:
+                    continue
+                missing = ", ".join(repr(c) for c in sorted(absent))
+                raise MalformedEnvelopeError(
+                    f"Debezium {op.name.lower()} event (op {code!r}): {part!r} has no column {missing} "
+                    "(a NULL column is a null value, not a missing one)", _loc(location),
+                )
     return Change(op, before, after, source, ts_ms, transaction)
+
+
+def _column_set(columns: Collection[str]) -> AbstractSet[str]:
+    return columns if isinstance(columns, (frozenset, set)) else frozenset(columns)
+
+
+def _key_row(key: Dict[str, Any], cols: AbstractSet[str], location: Optional[RecordLocation]) -> Dict[str, Any]:
+    """The ``before`` of a delete by record key: every column, ``None`` but the key's."""
+    if not key:
+        raise MalformedEnvelopeError("Debezium delete event (op 'd') by record key: the key has no fields",
+                                     _loc(location))
+    if not key.keys() <= cols:
+        extra = ", ".join(repr(str(c)[:64]) for c in sorted(map(str, key.keys() - cols))[:5])
+        raise MalformedEnvelopeError(
+            f"Debezium delete event (op 'd') by record key: key field {extra} is not a column of the table",
+            _loc(location),
+        )
+    row = dict.fromkeys(cols)
+    row.update(key)
+    return row
 
 
 class ChangeParser:
     """Stateful front end of :func:`parse_change` for a consumer loop: skips and counts
     tombstones, counts changes per :class:`Op`.
 
+    ``columns``, ``optional_columns``: the table's column names, as for :func:`parse_change`.
     ``parse(value, key=None, location=None)`` takes decoded values;
     ``parse_message(msg, value_deserializer, key_deserializer=None)`` takes a
     ``confluent_kafka.Message`` and the deserializers, and puts topic/partition/offset into errors.
     """
 
-    def __init__(self, before_required: bool = True) -> None:
+    def __init__(self, before_required: bool = True, columns: Optional[Collection[str]] = None,
+                 optional_columns: Collection[str] = ()) -> None:
         self.before_required = before_required
+        self.columns = None if columns is None else frozenset(columns)
+        self.optional_columns = frozenset(optional_columns)
         self.tombstones = 0
         self.counts: Dict[Op, int] = {op: 0 for op in Op}
 
@@ -249,7 +302,7 @@ class ChangeParser:
         if value is None:
             self.tombstones += 1
             return None
-        change = parse_change(value, key, self.before_required, location)
+        change = parse_change(value, key, self.before_required, location, self.columns, self.optional_columns)
         assert change is not None
         self.counts[change.op] += 1
         return change

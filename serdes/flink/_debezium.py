@@ -23,17 +23,18 @@ from pyflink.common import Row, RowKind, Types
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 from pyflink.datastream import DataStream, RuntimeContext, StreamExecutionEnvironment
 
-from serdes._errors import MalformedEnvelopeError, RecordLocation, UnsupportedChangeError
+from serdes._errors import MalformedEnvelopeError, RecordLocation, SerdesError, UnsupportedChangeError
 from serdes._limits import DEFAULT_LIMITS
 from serdes.cdc import Change, Op, parse_change
 
 from ._codecs import SerdeSpec
+from ._column_checks import Check, column_checks, value_check
 from ._decode import ON_ERROR_FAIL, ON_ERROR_SKIP, DecodingFunction, check_on_error
 from ._kafka import read_records, topics_label
 from ._metrics import batched
 from ._records import FlinkSerializationContext
 from ._records import bytes_type, row_named
-from ._rows import _RecordToRow, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
+from ._rows import _identity, _MapOf, _RecordToRow, _to_float, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
 
 __all__ = [
     "read_debezium",
@@ -267,12 +268,21 @@ def _pb_converter(desc: Any, depth: int = 0) -> _RecordToRow:
                 and f.message_type.full_name not in _PB_WRAPPERS:
             inner = _pb_converter(f.message_type, depth + 1)
             convs.append(_ListOfRows(inner) if _repeated(f) else inner)
+        elif f.message_type is not None and f.message_type.GetOptions().map_entry \
+                and _pb_message_value(f.message_type.fields_by_name["value"]):
+            # map<K, Message>: its values are rows too (the MAP's value type is a ROW)
+            convs.append(_MapOf(_pb_converter(f.message_type.fields_by_name["value"].message_type, depth + 1)))
         else:
             convs.append(None)
     names = [f.name for f in desc.fields]
     if all(c is None for c in convs):
         return _RecordToRow(names, None)
     return _RecordToRow(names, [c if c is not None else _ident for c in convs])
+
+
+def _pb_message_value(fd: Any) -> bool:
+    """A field whose value is a row: a message other than a ``google.protobuf.*Value`` wrapper."""
+    return fd.message_type is not None and fd.message_type.full_name not in _PB_WRAPPERS
 
 
 def _repeated(fd: Any) -> bool:
@@ -316,6 +326,60 @@ def _fetch_latest(spec: SerdeSpec, subject: str) -> str:
 
 def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow]:
     """(value spec to decode with, after row type, dict -> Row converter)."""
+    spec, row_t, conv, _ = _after_row_and_optional(value, topic, schema)
+    return spec, row_t, conv
+
+
+class _CheckedColumn:
+    """A column's converter (nested rows, timestamps, ...) followed by its value check; whatever
+    the converter raises for a value it cannot convert is the column's :class:`ColumnValueError`."""
+
+    __slots__ = ("conv", "check")
+
+    def __init__(self, conv: Callable[[Any], Any], check: Any) -> None:
+        self.conv, self.check = conv, check
+
+    def __call__(self, v: Any) -> Any:
+        try:
+            v = self.conv(v)
+        except SerdesError:
+            raise
+        except Exception as e:  # noqa: BLE001 - a value the converter cannot take, typed below
+            raise self.check.fail(f"{type(e).__name__}: {str(e)[:200]}") from e
+        return self.check(v)
+
+
+def _bound(f: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``f``'s bound ``__call__``: calling it is cheaper than calling the object (once per column
+    and record)."""
+    call: Callable[[Any], Any] = type(f).__call__.__get__(f)
+    return call
+
+
+def _column_function(conv: Callable[[Any], Any], check: Check) -> Callable[[Any], Any]:
+    """A column's converter followed by its value check (``_column_checks``)."""
+    # identities need no converter, and a DOUBLE column's check turns an int into a float itself
+    if conv in (_ident, _identity, _to_float):
+        return check
+    return _CheckedColumn(conv, check)
+
+
+def _json_optional(after: Dict[str, Any]) -> List[str]:
+    """The columns of a JSON Schema ``after`` an event may omit: not ``required`` and nullable
+    (how a newer schema's added column reads in older events)."""
+    required = after.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    out = []
+    for name, prop in (after.get("properties") or {}).items():
+        t = prop.get("type") if isinstance(prop, dict) else None
+        if name not in required and (t == "null" or (isinstance(t, list) and "null" in t)):
+            out.append(name)
+    return out
+
+
+def _after_row_and_optional(value: SerdeSpec, topic: str, schema: Any
+                            ) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow, List[str]]:
+    """:func:`_after_row` and the columns an event may omit (:func:`_json_optional`)."""
     if value.format == "protobuf":
         desc = value.kwargs["message_type"].DESCRIPTOR
         if "after" not in desc.fields_by_name or "op" not in desc.fields_by_name:
@@ -323,7 +387,7 @@ def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, Ro
         after = desc.fields_by_name["after"].message_type
         if after is None:
             raise ValueError(f"{desc.full_name}.after is not a message")
-        return value, _pb_row_type(after), _pb_converter(after)
+        return value, _pb_row_type(after), _pb_converter(after), []
     if schema is None:
         schema = value.kwargs.get("schema_str")
     if schema is None:
@@ -336,10 +400,11 @@ def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, Ro
         spec.kwargs = dict(value.kwargs, schema_str=schema if isinstance(schema, str) else json.dumps(schema))
     if value.format == "avro":
         after = _avro_after(schema)
-        return spec, avro_row_type_info(after), _record_converter(avro_row_converter(after))
+        return spec, avro_row_type_info(after), _record_converter(avro_row_converter(after)), []
     if value.format == "json":
         after = _json_after(schema)
-        return spec, json_schema_row_type_info(after), _record_converter(json_schema_row_converter(after))
+        return (spec, json_schema_row_type_info(after), _record_converter(json_schema_row_converter(after)),
+                _json_optional(after))
     raise ValueError(f"unsupported format {value.format!r}")
 
 
@@ -407,21 +472,44 @@ class DebeziumDecodeFunction(DecodingFunction):
 
     def open(self, runtime_context: RuntimeContext) -> None:
         super().open(runtime_context)
-        self._meta = [METADATA_COLUMNS[k][1] for k in self.meta_keys]
+        self._column_rules()
         g = runtime_context.get_metrics_group()
         self._truncates = g.counter("serdes_truncates")
         self._inserts = batched(self._batched, g.counter("serdes_inserts"))
         self._updates = batched(self._batched, g.counter("serdes_updates"))
         self._deletes = batched(self._batched, g.counter("serdes_deletes"))
 
+    def _column_rules(self) -> None:
+        """Per column: its converter followed by the check that its value fits the column's Flink
+        type (``_column_checks``: PyFlink's coder runs after this operator, outside its ``try``), and
+        the columns every before/after must have (``parse_change(columns=...)``).  Derived here, in
+        the worker, from the value spec's envelope schema -- which ``read_debezium`` always puts in
+        it -- rather than pickled with the job, so a job graph pickled by an earlier serdes gets them
+        too."""
+        spec = self.value_spec
+        if spec.format in ("avro", "json") and spec.kwargs.get("schema_str") is None:
+            raise ValueError("DebeziumDecodeFunction needs a value spec with the envelope schema "
+                             "(schema_str; read_debezium builds one)")
+        _, row_t, _, optional = _after_row_and_optional(spec, "", None)
+        checks = dict(zip(row_t.get_field_names(), column_checks(row_t), strict=True))
+        missing = [n for n in self.after_names if n not in checks]
+        if missing:
+            raise ValueError(f"the converter's columns {missing} are not in the envelope's after type")
+        convs = self.convs if self.convs is not None else [_ident] * len(self.after_names)
+        self._cells = [(n, _bound(_column_function(c, checks[n])))
+                       for n, c in zip(self.after_names, convs, strict=True)]
+        self._meta_cells = [(METADATA_COLUMNS[k][1], _bound(value_check(METADATA_COLUMNS[k][0](), column)))
+                            for column, k in zip(self.names[len(self.after_names):], self.meta_keys, strict=True)]
+        self.columns = frozenset(self.after_names)
+        self.optional_columns = frozenset(optional) & self.columns
+
     def _row(self, rec: Optional[Mapping[str, Any]], kind: RowKind, change: Change) -> Row:
-        assert rec is not None  # parse_change checked that the op's before / after is there
-        if self.convs is None:
-            values = [rec.get(n) for n in self.after_names]
-        else:
-            values = [c(rec.get(n)) for n, c in zip(self.after_names, self.convs, strict=True)]
-        for m in self._meta:
-            values.append(m(change))
+        # parse_change(columns=...) checked that the op's before / after is there with every
+        # column but the optional ones (absent: None)
+        assert rec is not None
+        values = [c(rec.get(n)) for n, c in self._cells]
+        for m, check in self._meta_cells:
+            values.append(check(m(change)))
         row = Row(*values)
         row.set_field_names(self.names)
         row.set_row_kind(kind)
@@ -451,7 +539,8 @@ class DebeziumDecodeFunction(DecodingFunction):
                 field = MessageField.KEY
                 key = self._key_de(raw_key, FlinkSerializationContext(topic, field, headers, partition, offset))
             field = MessageField.VALUE
-            change = parse_change(value, key, self.mode == RETRACT, RecordLocation(topic, field, partition, offset))
+            change = parse_change(value, key, self.mode == RETRACT, RecordLocation(topic, field, partition, offset),
+                                  self.columns, self.optional_columns)
             if change is None:  # the value decoded to null (a JSON ``null``), which is no envelope
                 raise MalformedEnvelopeError("Debezium record value decoded to null, not an envelope",
                                              RecordLocation(topic, field, partition, offset))

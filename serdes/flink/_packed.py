@@ -16,9 +16,9 @@ lengths are still checked against the buffer, so a mismatch is an error, never a
 from __future__ import annotations
 
 import struct
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
-from .._errors import PackedRecordError
+from .._errors import PackedRecordError, ValidationError
 
 __all__ = ["unpack_record", "pack_producer_record", "PackedRecordError", "Record"]
 
@@ -27,23 +27,35 @@ _PRODUCER_HEAD = struct.Struct(">iiii")
 _INT = struct.Struct(">i")
 _C = _CONSUMER_HEAD.size
 
-Record = Tuple[str, int, int, int, Optional[bytes], Optional[bytes], Optional[Dict[str, bytes]]]
+Record = Tuple[str, int, int, int, Optional[bytes], Optional[bytes], Optional[Dict[str, Optional[bytes]]]]
 
 
-def _headers(buf: bytes, pos: int, count: int) -> Dict[str, bytes]:
-    headers: Dict[str, bytes] = {}
+def _text(buf: bytes, start: int, end: int, what: str) -> str:
+    try:
+        return buf[start:end].decode()
+    except UnicodeDecodeError as e:
+        raise PackedRecordError(f"packed record: the {what} is not UTF-8 (byte {e.start} of {end - start})") from None
+
+
+def _headers(buf: bytes, pos: int, count: int) -> Dict[str, Optional[bytes]]:
+    """The headers; a value length of -1 is a null value (``None``, as a plain consumer's header
+    list has it)."""
+    headers: Dict[str, Optional[bytes]] = {}
     end = len(buf)
     for _ in range(count):
         if pos + 4 > end:
             raise PackedRecordError("packed record: header truncated")
         (n,) = _INT.unpack_from(buf, pos)
         pos += 4
-        name = buf[pos:pos + n].decode()
-        pos += n
-        if n < 0 or pos + 4 > end:
+        if n < 0 or pos + n + 4 > end:
             raise PackedRecordError("packed record: header truncated")
+        name = _text(buf, pos, pos + n, "header name")
+        pos += n
         (n,) = _INT.unpack_from(buf, pos)
         pos += 4
+        if n == -1:
+            headers[name] = None
+            continue
         if n < 0 or pos + n > end:
             raise PackedRecordError("packed record: header value truncated")
         headers[name] = buf[pos:pos + n]
@@ -60,7 +72,9 @@ def unpack_record(buf: bytes) -> Record:
     except struct.error:
         raise PackedRecordError(f"packed record of {len(buf)} bytes is shorter than its header") from None
     pos = _C + tl
-    topic = buf[_C:pos].decode()
+    if tl < 0 or pos > len(buf):
+        raise PackedRecordError(f"packed record of {len(buf)} bytes does not match its lengths")
+    topic = _text(buf, _C, pos, "topic")
     key = value = None
     if kl >= 0:
         key = buf[pos:pos + kl]
@@ -80,26 +94,41 @@ def unpack_record(buf: bytes) -> Record:
 HeaderValue = Union[str, bytes, None]
 
 
+def _utf8(text: Any, what: str, name: Any) -> bytes:
+    if not isinstance(text, str):
+        raise ValidationError(f"a header {what} is a {type(text).__name__}, not a str")
+    try:
+        return text.encode()
+    except UnicodeEncodeError as e:
+        raise ValidationError(f"header {name[:100]!r}: the {what} is not valid Unicode (a lone surrogate at "
+                              f"index {e.start})") from None
+
+
 def pack_producer_record(topic: Optional[bytes], key: Optional[bytes], value: Optional[bytes],
                          headers: Union[Mapping[str, HeaderValue], Sequence[Tuple[str, HeaderValue]], None] = None
                          ) -> bytes:
     """A packed producer record; ``topic`` (UTF-8 bytes) ``None`` writes to the sink's default topic.
 
     ``headers``: a mapping or (name, value) pairs; a ``str`` value is written as UTF-8, ``None`` as
-    a null header value.
+    a null header value.  A name that is not a ``str``, a value that is not ``str``/``bytes``/
+    ``None``, or a string that is not valid Unicode (a lone surrogate) is a
+    :class:`serdes.ValidationError` naming the header.
     """
     head = _PRODUCER_HEAD.pack(-1 if topic is None else len(topic), -1 if key is None else len(key),
                                -1 if value is None else len(value), -1 if not headers else len(headers))
     parts = [head, topic or b"", key or b"", value or b""]
     if headers:
         for name, v in (headers.items() if isinstance(headers, Mapping) else headers):
-            nb = name.encode()
+            nb = _utf8(name, "name", name)
             parts.append(_INT.pack(len(nb)))
             parts.append(nb)
             if v is None:
                 parts.append(_INT.pack(-1))
             else:
-                vb = v.encode() if isinstance(v, str) else v
+                vb = _utf8(v, "value", name) if isinstance(v, str) else v
+                if not isinstance(vb, (bytes, bytearray)):
+                    raise ValidationError(f"header {str(name)[:100]!r}: a {type(v).__name__} value is not bytes, "
+                                          "str or None")
                 parts.append(_INT.pack(len(vb)))
                 parts.append(vb)
     return b"".join(parts)

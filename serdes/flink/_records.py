@@ -70,7 +70,7 @@ class KafkaRecord(NamedTuple):
     timestamp: int
     key: Any
     value: Any
-    headers: Optional[Dict[str, bytes]]
+    headers: Optional[Dict[str, Optional[bytes]]]  # a null header value is None
 
 
 KafkaRecord.__module__ = PICKLE_MODULE

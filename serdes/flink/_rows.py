@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
 from pyflink.common import Row, Types
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 
+from ._column_checks import declare_decimal
 from ._records import bytes_type, row_named
 
 #: an Avro schema: JSON text, a primitive type name, or parsed JSON
@@ -71,6 +72,10 @@ def avro_type_info(schema: Schema, named: Optional[Dict[str, Any]] = None) -> Ty
     if logical in ("time-millis", "time-micros"):
         return Types.SQL_TIME()
     if logical == "decimal":
+        precision, scale = s.get("precision"), s.get("scale", 0)
+        if type(precision) is int and type(scale) is int and 0 <= scale <= precision:
+            # the column's value check refuses more digits than declared (read_debezium)
+            return declare_decimal(Types.BIG_DEC(), precision, scale)
         return Types.BIG_DEC()
     if logical == "uuid":
         return Types.STRING()

@@ -96,7 +96,8 @@ def test_upsert_mode_rows():
     a, b = ds.row(1, "alice", 100), ds.row(1, "alice", 150)
     [r] = fn.rows(parse_change(ds.envelope("u", a, b, 1)))
     assert r.get_row_kind() == RowKind.UPDATE_AFTER and tuple(r) == (1, "alice", 150)
-    [r] = fn.rows(parse_change(ds.envelope("d", None, None, 1), key={"id": 1}, before_required=False))
+    [r] = fn.rows(parse_change(ds.envelope("d", None, None, 1), key={"id": 1}, before_required=False,
+                               columns=fn.columns))
     assert r.get_row_kind() == RowKind.DELETE and tuple(r) == (1, None, None)
 
 

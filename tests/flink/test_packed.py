@@ -16,6 +16,7 @@ RECORDS = [
     ("orders", 0, 0, -1, None, b"v", None),                       # no key, no timestamp
     ("tömbstones", 1, 7, 5, b"k", None, None),                   # null value, non-ASCII topic
     ("t", 2, 8, 6, b"", b"", {"a": b"1", "ü": b"", "c": b"\x00\xff"}),
+    ("t", 2, 9, 6, b"k", b"v", {"__value_schema_id": None, "a": b"1"}),   # a null header value stays null
 ]
 
 
@@ -35,6 +36,34 @@ def test_trailing_bytes_are_a_packed_record_error():
     for record in (RECORDS[0], RECORDS[3]):
         with pytest.raises(sf.PackedRecordError):
             unpack_record(pack_consumer_record(*record) + b"x")
+
+
+def _packed_with_names(topic: bytes, name: bytes) -> bytes:
+    import struct
+
+    return (struct.pack(">iqqiiii", 0, 1, 2, len(topic), -1, 1, 1) + topic + b"v"
+            + struct.pack(">i", len(name)) + name + struct.pack(">i", 1) + b"x")
+
+
+def test_names_that_are_not_utf8_are_a_packed_record_error():
+    assert unpack_record(_packed_with_names(b"t", b"h"))[6] == {"h": b"x"}
+    with pytest.raises(sf.PackedRecordError, match="header name is not UTF-8"):
+        unpack_record(_packed_with_names(b"t", b"\xff\xfe"))
+    with pytest.raises(sf.PackedRecordError, match="topic is not UTF-8"):
+        unpack_record(_packed_with_names(b"\xc3", b"h"))
+
+
+@pytest.mark.parametrize("headers, match", [
+    ({"bad\ud800": b"v"}, "name is not valid Unicode"),
+    ({"h": "bad\udc00"}, "value is not valid Unicode"),
+    ([(7, b"v")], "name is a int"),
+    ({"h": 7}, "a int value is not bytes"),
+])
+def test_producer_headers_that_cannot_be_written_are_a_validation_error(headers, match):
+    import serdes
+
+    with pytest.raises(serdes.ValidationError, match=match):
+        pack_producer_record(None, None, b"v", headers)
 
 
 def test_producer_record_layout():

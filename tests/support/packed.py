@@ -11,12 +11,12 @@ from typing import Dict, Optional
 
 
 def pack_consumer_record(topic: str, partition: int, offset: int, timestamp: int, key: Optional[bytes],
-                         value: Optional[bytes], headers: Optional[Dict[str, bytes]] = None) -> bytes:
+                         value: Optional[bytes], headers: Optional[Dict[str, Optional[bytes]]] = None) -> bytes:
     t = topic.encode()
     parts = [struct.pack(">iqqiiii", partition, offset, timestamp, len(t), -1 if key is None else len(key),
                          -1 if value is None else len(value), -1 if headers is None else len(headers)),
              t, key or b"", value or b""]
     for name, v in (headers or {}).items():
         n = name.encode()
-        parts += [struct.pack(">i", len(n)), n, struct.pack(">i", len(v)), v]
+        parts += [struct.pack(">i", len(n)), n] + ([struct.pack(">i", -1)] if v is None else [struct.pack(">i", len(v)), v])
     return b"".join(parts)

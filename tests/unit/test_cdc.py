@@ -51,6 +51,58 @@ def test_truncate_is_a_change_without_rows():
     assert ch.source["db"] == "inventory"
 
 
+def test_truncate_drops_before_and_after_the_envelope_carries():
+    """docs/cdc.md: a truncate's before/after are None, whatever the envelope holds."""
+    ch = parse_change(env("t", A1, A2))
+    assert (ch.op, ch.before, ch.after) == (Op.TRUNCATE, None, None)
+    assert ch.source["table"] == "accounts"
+    ch = ChangeParser(columns=["id", "owner", "balance"]).parse(env("t", {"x": 1}, {}))
+    assert (ch.before, ch.after) == (None, None)
+
+
+COLUMNS = frozenset(("id", "owner", "balance"))
+
+
+@pytest.mark.parametrize("e, part, missing", [
+    (env("c", None, {}), "after", "'balance', 'id', 'owner'"),
+    (env("r", None, {"id": 1, "owner": "a"}), "after", "'balance'"),
+    (env("u", A1, {"id": 1, "balance": 5}), "after", "'owner'"),
+    (env("u", {"id": 1}, A2), "before", "'balance', 'owner'"),
+    (env("d", {"owner": "a", "balance": 1}, None), "before", "'id'"),
+])
+def test_a_missing_column_is_malformed(e, part, missing):
+    loc = RecordLocation("t", "value", 2, 9)
+    with pytest.raises(MalformedEnvelopeError) as info:
+        parse_change(e, columns=COLUMNS, location=loc)
+    assert f"{part!r} has no column {missing}" in str(info.value)
+    assert (info.value.location.partition, info.value.location.offset) == (2, 9)
+    # the same through ChangeParser, with the columns as a list
+    with pytest.raises(MalformedEnvelopeError, match="has no column"):
+        ChangeParser(columns=["id", "owner", "balance"]).parse(e)
+    # without columns the rule does not apply (the caller does not know the table)
+    assert parse_change(e) is not None
+
+
+def test_null_columns_extra_columns_and_optional_columns():
+    ch = parse_change(env("c", None, {"id": 1, "owner": None, "balance": None, "extra": 1}), columns=COLUMNS)
+    assert ch.after == {"id": 1, "owner": None, "balance": None, "extra": 1}
+    ch = parse_change(env("c", None, {"id": 1, "owner": "a"}), columns=COLUMNS, optional_columns={"balance"})
+    assert ch.after == {"id": 1, "owner": "a"}
+    with pytest.raises(MalformedEnvelopeError, match="has no column 'owner'"):
+        parse_change(env("c", None, {"id": 1}), columns=COLUMNS, optional_columns={"balance"})
+
+
+def test_delete_by_key_fills_every_column_and_needs_key_fields_that_are_columns():
+    ch = parse_change(env("d"), key={"id": 3}, before_required=False, columns=COLUMNS)
+    assert ch.before == {"id": 3, "owner": None, "balance": None}
+    with pytest.raises(MalformedEnvelopeError, match="key field 'pk' is not a column of the table"):
+        parse_change(env("d"), key={"pk": 3}, before_required=False, columns=COLUMNS)
+    with pytest.raises(MalformedEnvelopeError, match="the key has no fields"):
+        parse_change(env("d"), key={}, before_required=False, columns=COLUMNS)
+    # without columns: the key as it is (the caller's own rule)
+    assert parse_change(env("d"), key={"pk": 3}, before_required=False).before == {"pk": 3}
+
+
 def test_transaction_block_is_kept():
     e = env("c", None, A1)
     e["transaction"] = {"id": "7:1", "total_order": 3, "data_collection_order": 1}

@@ -1,11 +1,14 @@
 package serdes.flink;
 
+import java.util.Iterator;
+
 import org.apache.flink.api.common.typeinfo.BasicTypeInfo;
 import org.apache.flink.api.common.typeinfo.PrimitiveArrayTypeInfo;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.kafka.shaded.org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.flink.kafka.shaded.org.apache.kafka.common.header.Header;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
@@ -49,7 +52,10 @@ public class KafkaProtobufKeyedPackedDeserializationSchema
         if (reader == null) {
             reader = new ProtobufKeyField(fieldNumber, kind);
         }
-        boolean headerFramed = record.headers().lastHeader(VALUE_SCHEMA_ID_HEADER) != null;
+        // header framing as the Python deserializers see it: the first such header, with a value
+        // (a null value is no header: the schema id is in the payload's prefix)
+        Iterator<Header> found = record.headers().headers(VALUE_SCHEMA_ID_HEADER).iterator();
+        boolean headerFramed = found.hasNext() && found.next().value() != null;
         Object key = reader.read(record.value(), headerFramed);
         if (key == null) {
             key = kind == ProtobufKeyField.STRING ? "" : (Object) Long.valueOf(0L);

@@ -10,7 +10,6 @@ import org.apache.flink.api.java.typeutils.MapTypeInfo;
 import org.apache.flink.api.java.typeutils.RowTypeInfo;
 import org.apache.flink.connector.kafka.source.reader.deserializer.KafkaRecordDeserializationSchema;
 import org.apache.flink.kafka.shaded.org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.flink.kafka.shaded.org.apache.kafka.common.header.Header;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.Collector;
 
@@ -18,7 +17,8 @@ import org.apache.flink.util.Collector;
  * Emits every Kafka record unchanged as
  * Row(topic STRING, partition INT, offset BIGINT, timestamp BIGINT, key BYTES, value BYTES,
  *     headers MAP&lt;STRING, BYTES&gt;) so that the Python side sees coordinates and headers.
- * (Duplicate header keys: the first occurrence wins, like confluent-kafka's header lookup.)
+ * (Duplicate header keys: the first occurrence wins, like confluent-kafka's header lookup; a null
+ * header value stays null, as in a plain consumer's header list.)
  */
 public class KafkaRowDeserializationSchema implements KafkaRecordDeserializationSchema<Row> {
     private static final long serialVersionUID = 1L;
@@ -46,13 +46,7 @@ public class KafkaRowDeserializationSchema implements KafkaRecordDeserialization
 
     /** The record as Row(topic, partition, offset, timestamp, key, value, headers). */
     public static Row toRow(ConsumerRecord<byte[], byte[]> record) {
-        Map<String, byte[]> headers = null;
-        for (Header h : record.headers()) {
-            if (headers == null) {
-                headers = new HashMap<>();
-            }
-            headers.putIfAbsent(h.key(), h.value() == null ? new byte[0] : h.value());
-        }
+        Map<String, byte[]> headers = PackedRecords.firstHeaders(record, new HashMap<>());
         return Row.of(
                 record.topic(),
                 record.partition(),

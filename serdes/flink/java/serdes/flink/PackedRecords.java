@@ -29,7 +29,8 @@ import org.apache.flink.kafka.shaded.org.apache.kafka.common.header.internals.Re
  * </pre>
  *
  * <p>Consumer headers are deduplicated here, the first occurrence of a name winning and a null value
- * becoming empty bytes, exactly like the row shim ({@link KafkaRowDeserializationSchema}).
+ * staying null (valueLen -1), exactly like the row shim ({@link KafkaRowDeserializationSchema}) and
+ * like a plain confluent-kafka consumer, whose header list holds {@code None} for it.
  */
 public final class PackedRecords {
     static final int CONSUMER_HEAD = 36;
@@ -37,18 +38,29 @@ public final class PackedRecords {
 
     private PackedRecords() {}
 
+    /**
+     * The record's headers by name, the first occurrence of a name winning (confluent-kafka's
+     * lookup), a null value kept as null; {@code null} when the record has no headers.
+     */
+    static Map<String, byte[]> firstHeaders(ConsumerRecord<byte[], byte[]> record, Map<String, byte[]> into) {
+        Map<String, byte[]> headers = null;
+        for (Header h : record.headers()) {
+            if (headers == null) {
+                headers = into;
+            }
+            if (!headers.containsKey(h.key())) {  // not putIfAbsent: that replaces a null value
+                headers.put(h.key(), h.value());
+            }
+        }
+        return headers;
+    }
+
     /** A consumer record as one packed {@code byte[]} (layout above). */
     public static byte[] pack(ConsumerRecord<byte[], byte[]> record) {
         byte[] topic = record.topic().getBytes(StandardCharsets.UTF_8);
         byte[] key = record.key();
         byte[] value = record.value();
-        Map<String, byte[]> headers = null;
-        for (Header h : record.headers()) {
-            if (headers == null) {
-                headers = new LinkedHashMap<>();
-            }
-            headers.putIfAbsent(h.key(), h.value() == null ? new byte[0] : h.value());
-        }
+        Map<String, byte[]> headers = firstHeaders(record, new LinkedHashMap<>());
         byte[][] names = null;
         int size = CONSUMER_HEAD + topic.length + (key == null ? 0 : key.length) + (value == null ? 0 : value.length);
         if (headers != null) {
@@ -56,7 +68,7 @@ public final class PackedRecords {
             int i = 0;
             for (Map.Entry<String, byte[]> e : headers.entrySet()) {
                 names[i] = e.getKey().getBytes(StandardCharsets.UTF_8);
-                size += 8 + names[i].length + e.getValue().length;
+                size += 8 + names[i].length + (e.getValue() == null ? 0 : e.getValue().length);
                 i++;
             }
         }
@@ -74,7 +86,12 @@ public final class PackedRecords {
         if (headers != null) {
             int i = 0;
             for (byte[] v : headers.values()) {
-                out.putInt(names[i].length).put(names[i]).putInt(v.length).put(v);
+                out.putInt(names[i].length).put(names[i]);
+                if (v == null) {
+                    out.putInt(-1);
+                } else {
+                    out.putInt(v.length).put(v);
+                }
                 i++;
             }
         }

@@ -38,6 +38,7 @@ class CountingRegistry:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall
 
             def _send(self, status: int, body: Any) -> None:
                 data = json.dumps(body).encode()

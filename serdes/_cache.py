@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from typing import Any, Dict, MutableMapping, Tuple
 
-from ._errors import RecordLocation, RegistryRateLimitedError, RegistryUnavailableError, SerdesError
+from ._errors import RecordLocation, RegistryError, SerdesError
 
 __all__ = ["bounded_store", "trim", "MissCache"]
 
@@ -38,9 +38,10 @@ def bounded_store(cache: MutableMapping[Any, Any], key: Any, value: Any, bound: 
     cache[key] = value
 
 
-# A registry that is down or rate-limiting answers nothing about the schema: not remembered, the
-# next record asks again (the registry client retries with backoff on its own).
-_TRANSIENT = (RegistryUnavailableError, RegistryRateLimitedError)
+# A RegistryError (unreachable, rate-limited, credentials refused, not a registry answer) says
+# nothing about the schema and the record decodes once the registry answers again: never
+# remembered, the next record asks again (the registry client retries with backoff on its own).
+_NOT_ANSWERS = (RegistryError,)
 
 
 class MissCache:
@@ -68,7 +69,7 @@ class MissCache:
         raise _fresh(err, ctx) from err.__cause__
 
     def remember(self, key: Any, err: BaseException) -> None:
-        if isinstance(err, SerdesError) and not isinstance(err, _TRANSIENT):
+        if isinstance(err, SerdesError) and not isinstance(err, _NOT_ANSWERS):
             bounded_store(self._errors, key, (time.monotonic() + self._ttl, err), self._size)
 
     def clear(self) -> None:

@@ -47,8 +47,8 @@ class Limits:
     cache_size: int = 1000
     #: seconds a registry miss is remembered (an unknown schema id or GUID, a writer schema that
     #: does not compile, a subject the serializer cannot resolve): within it the same miss raises the
-    #: same typed error again without a registry request; unreachable / rate-limited registries are
-    #: never remembered
+    #: same typed error again without a registry request; a RegistryError (unreachable,
+    #: rate-limited, refused credentials) is never remembered
     cache_miss_ttl: float = 5.0
 
     @property

@@ -361,13 +361,13 @@ class FastDeserializer:
         framing errors. No registry access and independent of ``__call__``: the async classes look
         the key up in the same caches and await their own miss."""
         if ctx is not None and ctx.headers and self._reads_headers:
-            is_key = ctx.field == MessageField.KEY
-            hv = find_schema_id_header(ctx.headers, is_key, None)
+            hv = find_schema_id_header(ctx.headers, ctx.field == MessageField.KEY)
             if hv is not None:
                 # bytes as the key (a header written as text is its latin-1 bytes); the cache holds
                 # only canonical values of parsed frames (_miss), so a hit is a frame read before
                 if hv.__class__ is not bytes:
-                    hv = header_value_bytes(hv, schema_id_header_name(is_key), RecordLocation.from_ctx(ctx))
+                    name = schema_id_header_name(ctx.field == MessageField.KEY)
+                    hv = header_value_bytes(hv, name, RecordLocation.from_ctx(ctx))
                 return (hv if not self._subject_keyed else (hv, ctx.topic, ctx.field)), hv, 0
         if len(data) == 0:
             raise TruncatedFrameError("empty record: expected a magic byte", RecordLocation.from_ctx(ctx))

@@ -339,3 +339,19 @@ def test_an_untyped_exception_is_never_filed_as_a_record_error(fmt: str) -> None
     with pytest.raises(BatchError) as b:
         de.deserialize_batch([good, b"\x07bad", b""], CTX)
     assert all(isinstance(err, SerdesError) for _, err in b.value.errors)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_encoders_by_topic_stay_within_the_bound(fmt: str) -> None:
+    client = SchemaRegistryClient.new_client({"url": f"mock://topics-{uuid.uuid4().hex}"})
+    conf = {"serdes.cache.size": 20}
+    ser = (AvroSerializer(client, '"string"', conf=conf) if fmt == "avro"
+           else JSONSerializer('{"type": "string"}', client, conf=conf) if fmt == "json"
+           else ProtobufSerializer(timestamp_pb2.Timestamp, client, {"use.deprecated.format": False, **conf}))
+    de = _deserializer(fmt, client)
+    value = timestamp_pb2.Timestamp(seconds=5) if fmt == "protobuf" else "hi"
+    for i in range(100):
+        for field in (MessageField.VALUE, MessageField.KEY):
+            framed = ser(value, SerializationContext(f"t{i}", field))
+            _check_value(fmt, de(framed, SerializationContext(f"t{i}", field)))
+    assert len(ser._encoders) <= 20 and len(ser._value_encoders) <= 20 and len(ser._key_encoders) <= 20

@@ -66,11 +66,13 @@ class MissCache:
         if time.monotonic() >= expires:
             self._errors.pop(key, None)
             return
-        raise _fresh(err, ctx) from err.__cause__
+        raise _fresh(err, ctx)
 
     def remember(self, key: Any, err: BaseException) -> None:
         if isinstance(err, SerdesError) and not isinstance(err, _NOT_ANSWERS):
-            bounded_store(self._errors, key, (time.monotonic() + self._ttl, err), self._size)
+            # a detached copy: the raised error's traceback (and its cause's) reaches back to the
+            # frames of the record that missed, and would keep its bytes alive for the TTL
+            bounded_store(self._errors, key, (time.monotonic() + self._ttl, _fresh(err, None)), self._size)
 
     def clear(self) -> None:
         self._errors.clear()

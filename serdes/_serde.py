@@ -16,6 +16,11 @@ subject-name strategies and registration behave exactly as there. What changes i
   and later records share one code path, and no per-instance mutable state (confluent-kafka's
   ``_schema_id``, which threads sharing a serializer race on) decides a frame.
 
+Every cache is bounded (``serdes.cache.size``, :mod:`serdes._cache`): entries are written only on a
+miss, which drops the oldest entries at the bound, so a hit stays one plain dict lookup. Keys come
+from parsed frames only (a schema-id header with bytes after its frame is refused), and misses
+are remembered for ``serdes.cache.miss.ttl`` seconds.
+
 Schemas that carry data-contract rules (CEL, encryption, migrations) are handed to confluent-kafka's
 implementation for every record, so their semantics are kept at its speed.
 

@@ -355,3 +355,26 @@ def test_encoders_by_topic_stay_within_the_bound(fmt: str) -> None:
             framed = ser(value, SerializationContext(f"t{i}", field))
             _check_value(fmt, de(framed, SerializationContext(f"t{i}", field)))
     assert len(ser._encoders) <= 20 and len(ser._value_encoders) <= 20 and len(ser._key_encoders) <= 20
+
+
+def test_remembered_misses_do_not_keep_their_records_alive() -> None:
+    import gc
+    import tracemalloc
+
+    with CountingRegistry() as reg:
+        de = _deserializer("avro", SchemaRegistryClient({"url": reg.url}))
+        tracemalloc.start()
+        try:
+            gc.collect()
+            before = tracemalloc.get_traced_memory()[0]
+            for sid in range(60):
+                record = _frame("avro", 1000 + sid) + bytes(1 << 20)  # 1 MiB each, one per unknown id
+                with pytest.raises(UnknownSchemaError):
+                    de(record, CTX)
+                del record
+            gc.collect()
+            growth = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert len(de._misses) == 60
+        assert growth < 8 << 20, growth  # pinned by the tracebacks: 60 MiB

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Ty
 
 from confluent_kafka.serialization import SerializationContext
 
+from ._cache import bounded_store
 from ._errors import RegistryUnavailableError
 
 if TYPE_CHECKING:  # _serde's classes are the engines; only their types are needed here
@@ -42,6 +43,10 @@ T = TypeVar("T")
 # (transitively), a reader schema and its references, associations. A schema whose reference
 # graph needs more is refused rather than looped on.
 MAX_REGISTRY_CALLS = 512
+# Answers held while misses overlap (dropped when the last one finishes): bounded, the oldest
+# dropped first, so that misses that never stop overlapping cannot grow them without end. Far
+# above what one miss needs (MAX_REGISTRY_CALLS), so a miss never loses its own answers.
+_MAX_ANSWERS = 16 * MAX_REGISTRY_CALLS
 
 
 class _NeedsRegistry(BaseException):
@@ -107,9 +112,9 @@ class AsyncRegistryView:
             if inspect.isawaitable(value):
                 value = await value
         except Exception as e:  # replayed to the engine, which types it as the sync path does
-            self._answers[need.key] = (False, e)
+            bounded_store(self._answers, need.key, (False, e), _MAX_ANSWERS)
         else:
-            self._answers[need.key] = (True, value)
+            bounded_store(self._answers, need.key, (True, value), _MAX_ANSWERS)
 
 
 def _replay(found: Tuple[bool, Any]) -> Any:

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from ._cache import trim
 from ._errors import ConfluentAPIError
 
 __all__ = [
@@ -57,6 +58,7 @@ __all__ = [
     "require",
     "get_reader_schema",
     "get_parsed_schema",
+    "trim_parsed_schemas",
     "httpx_module",
     "guard_external_uri",
     "json_dumps",
@@ -207,6 +209,17 @@ def get_reader_schema(serde: Any, subject: str, fmt: Optional[str] = None) -> An
 def get_parsed_schema(serde: Any, schema: Any) -> Any:
     """The format class's ``_get_parsed_schema`` (confluent-kafka's, or serdes' override of it)."""
     return serde._get_parsed_schema(schema)
+
+
+def trim_parsed_schemas(serde: Any, bound: int) -> None:
+    """Keep confluent-kafka's per-instance parsed-schema cache (``_parsed_schemas``, a
+    ``ParsedSchemaCache`` that never forgets) at ``bound`` schemas, the oldest dropped first. Called
+    on serdes' miss path, the only place that adds to it; a serde without one is left alone."""
+    cache = getattr(serde, "_parsed_schemas", None)
+    parsed = getattr(cache, "parsed_schemas", None)
+    if isinstance(parsed, dict) and len(parsed) > bound:
+        with cache.lock:  # type: ignore[union-attr]
+            trim(parsed, bound)
 
 
 # -- the registry client's REST layer -------------------------------------------------------------

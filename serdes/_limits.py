@@ -41,6 +41,15 @@ class Limits:
     #: write JSON NaN / +-Infinity as ``null`` as confluent-kafka does (off: they are a
     #: ValidationError, since ``null`` silently changes the data); JSON serializers only
     json_nan_as_null: bool = False
+    #: entries each cache of one serializer or deserializer keeps (decoders by schema id / GUID /
+    #: schema-id header, Protobuf message-index paths, encoders by topic, parsed schemas, validators,
+    #: remembered misses); at the bound the oldest entry (insertion order) is dropped on a miss
+    cache_size: int = 1000
+    #: seconds a registry miss is remembered (an unknown schema id or GUID, a writer schema that
+    #: does not compile, a subject the serializer cannot resolve): within it the same miss raises the
+    #: same typed error again without a registry request; a RegistryError (unreachable,
+    #: rate-limited, refused credentials) is never remembered
+    cache_miss_ttl: float = 5.0
 
     @property
     def conf(self) -> Dict[str, Any]:

@@ -16,6 +16,11 @@ subject-name strategies and registration behave exactly as there. What changes i
   and later records share one code path, and no per-instance mutable state (confluent-kafka's
   ``_schema_id``, which threads sharing a serializer race on) decides a frame.
 
+Every cache is bounded (``serdes.cache.size``, :mod:`serdes._cache`): entries are written only on a
+miss, which drops the oldest entries at the bound, so a hit stays one plain dict lookup. Keys come
+from parsed frames only (a schema-id header with bytes after its frame is refused), and misses
+are remembered for ``serdes.cache.miss.ttl`` seconds.
+
 Schemas that carry data-contract rules (CEL, encryption, migrations) are handed to confluent-kafka's
 implementation for every record, so their semantics are kept at its speed.
 
@@ -65,6 +70,7 @@ from confluent_kafka.schema_registry.common.serde import SchemaId
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from . import _native
+from ._cache import MissCache, bounded_store
 from ._errors import (
     BatchError,
     CorruptPayloadError,
@@ -76,15 +82,19 @@ from ._errors import (
     SchemaMismatchError,
     SerdesError,
     TruncatedFrameError,
+    UnknownSchemaError,
     ValidationError,
 )
-from ._confluent import SerdeConfig, get_reader_schema, snapshot
+from ._confluent import SerdeConfig, get_reader_schema, snapshot, trim_parsed_schemas
+from ._limits import DEFAULT_LIMITS, Limits
 from ._registry import checked_schema, classify_registry_error, fetch_writer_schema, registry_call
 from ._wire import (
     MAGIC_GUID,
     MAGIC_ID,
     Frame,
+    canonical_header_value,
     find_schema_id_header,
+    header_value_bytes,
     parse_frame,
     parse_header_value,
     schema_id_header_name,
@@ -187,6 +197,10 @@ def _payload_error(e: BaseException, data: Any, ctx: Optional[SerializationConte
     a decoder raises is the payload's fault -- decoders run only after the frame was read, the
     writer schema fetched and the decoder compiled, so registry and schema failures never get here."""
     if isinstance(e, SerdesError):
+        if e.schema_id is None and schema_id is not None:
+            # a decoder shared by every frame (no registry client) does not know the record's id
+            e.schema_id = schema_id
+            e.args = (e._format(),)
         return _located(e, ctx)
     return CorruptPayloadError(
         f"payload of {len(data)} bytes does not decode with the writer schema: {type(e).__name__}: {e}",
@@ -217,6 +231,13 @@ class FastDeserializer:
         self._decoders = {}
         self._header_decoders = {}
         self._steps = {}
+        limits: Limits = getattr(self, "_limits", DEFAULT_LIMITS)
+        #: entries each cache keeps (serdes.cache.size); enforced on the miss path only
+        self._cache_size = limits.cache_size
+        #: typed errors of recent misses, by cache key (serdes.cache.miss.ttl)
+        self._misses = MissCache(limits.cache_size, limits.cache_miss_ttl)
+        #: without a registry client: the one decoder of each framing (prefix, header), every id's
+        self._shared: Dict[bool, Built] = {}
         self._init_dispatch()
         self._conf = conf = snapshot(self, self._confluent_kind)
         sid_deser = conf.schema_id_deserializer
@@ -319,6 +340,9 @@ class FastDeserializer:
         if data is None:
             return None
         if data.__class__ is not bytes:
+            if not isinstance(data, (bytes, bytearray, memoryview)):
+                # bytes(5) would be five zero bytes, a frame of schema id 0
+                raise TypeError(f"{type(self).__name__} decodes bytes, not {type(data).__name__}")
             # bytearray / memoryview: slices of them are not hashable cache keys
             data = bytes(data)
         dec, offset = self._decoder_for(data, ctx)
@@ -345,6 +369,11 @@ class FastDeserializer:
         if ctx is not None and ctx.headers and self._reads_headers:
             hv = find_schema_id_header(ctx.headers, ctx.field == MessageField.KEY)
             if hv is not None:
+                # bytes as the key (a header written as text is its latin-1 bytes); the cache holds
+                # only canonical values of parsed frames (_miss), so a hit is a frame read before
+                if hv.__class__ is not bytes:
+                    name = schema_id_header_name(ctx.field == MessageField.KEY)
+                    hv = header_value_bytes(hv, name, RecordLocation.from_ctx(ctx))
                 return (hv if not self._subject_keyed else (hv, ctx.topic, ctx.field)), hv, 0
         if len(data) == 0:
             raise TruncatedFrameError("empty record: expected a magic byte", RecordLocation.from_ctx(ctx))
@@ -415,20 +444,49 @@ class FastDeserializer:
         return None
 
     def _miss(self, data: Any, ctx: Optional[SerializationContext], key: Any, header_value: Any) -> Decoder:
+        """A cache miss: read the frame, then the decoder of its schema (built, or a remembered miss
+        raised again). Stores only what a parsed frame keys: a header value with bytes after its
+        frame is refused, another spelling of a frame is looked up under its canonical value."""
         loc = RecordLocation.from_ctx(ctx)
         if self._custom_id_deserializer:
             # A user-supplied schema.id.deserializer: confluent-kafka's path understands it, ours does not.
             dec = self._delegate_decoder()
-            (self._header_decoders if header_value is not None else self._decoders)[key] = dec
+            bounded_store(self._header_decoders if header_value is not None else self._decoders, key, dec,
+                          self._cache_size)
             return dec
         if header_value is not None:
-            frame = parse_header_value(header_value, self._protobuf, loc)
+            name = schema_id_header_name(ctx is not None and ctx.field == MessageField.KEY)
+            frame = parse_header_value(header_value, self._protobuf, loc, name)
+            canonical = canonical_header_value(frame)
+            if canonical != header_value:
+                header_value = canonical
+                key = canonical if not self._subject_keyed else (canonical,) + tuple(key[1:])
+                known = self._header_decoders.get(key)
+                if known is not None:
+                    return known
         else:
             frame = parse_frame(data, self._protobuf, loc)
-        writer = fetch_writer_schema(self._registry, frame.schema_id, location=loc)  # type: ignore[attr-defined]
+        self._misses.check(key, ctx)
+        try:
+            built = self._build_for_frame(frame, ctx, loc)
+        except SerdesError as e:
+            self._misses.remember(key, e)
+            raise
+        return self._store(key, header_value, built)
+
+    def _build_for_frame(self, frame: Frame, ctx: Optional[SerializationContext], loc: RecordLocation) -> Built:
+        """What a miss does after reading the frame: fetch the writer schema and compile its decoder
+        (formats without a registry client override it). Raises only typed errors."""
+        registry = self._registry  # type: ignore[attr-defined]
+        if registry is None:
+            raise UnknownSchemaError(
+                f"{type(self).__name__} has no schema_registry_client to fetch the writer schema from", loc,
+                frame.schema_id,
+            )
+        writer = fetch_writer_schema(registry, frame.schema_id, location=loc)
         self._check_format(writer, "writer", frame.schema_id, loc)
         try:
-            built = self._compile_for(writer, frame, ctx, key, header_value, loc)
+            return self._compile_for(writer, frame, ctx, loc)
         except SerdesError as e:
             raise _located(e, ctx)  # noqa: B904 - the same exception, its location filled in
         except Exception as e:
@@ -437,7 +495,17 @@ class FastDeserializer:
                 f"the writer schema cannot be read by {type(self).__name__}: {type(e).__name__}: {e}",
                 loc, frame.schema_id,
             ) from e
-        return self._store(key, header_value, built)
+
+    def _shared_decoder(self, frame: Frame, ctx: Optional[SerializationContext]) -> Built:
+        """Without a registry client the decoder cannot depend on the frame's schema id: one decoder
+        per framing (prefix or header) serves every id, built on the first record (its errors get
+        the record's id from ``_payload_error``)."""
+        header = frame.offset == 0
+        built = self._shared.get(header)
+        if built is None:
+            anonymous = Frame(cast(Any, None), frame.message_indexes, frame.offset)
+            built = self._shared[header] = self._build_decoder(cast(Schema, None), None, anonymous, ctx)
+        return built
 
     def _check_format(self, schema: Schema, role: str, schema_id: Any, loc: RecordLocation) -> None:
         """A registry schema of another format (a consumer pointed at the wrong topic) is a schema
@@ -450,8 +518,7 @@ class FastDeserializer:
             )
 
     def _compile_for(
-        self, writer: Schema, frame: Frame, ctx: Optional[SerializationContext], key: Any, header_value: Any,
-        loc: RecordLocation,
+        self, writer: Schema, frame: Frame, ctx: Optional[SerializationContext], loc: RecordLocation,
     ) -> Built:
         reader: Optional[Schema] = None
         if self._subject_keyed:
@@ -489,8 +556,10 @@ class FastDeserializer:
         steps = self._steps
         head = bytes((MAGIC_ID,)) + frame.schema_id.to_bytes(4, "big")
 
+        bound = self._cache_size
+
         def register(index_bytes: bytes, step: ParseStep) -> None:
-            steps[head + index_bytes] = step
+            bounded_store(steps, head + index_bytes, step, bound)
 
         return register
 
@@ -499,9 +568,11 @@ class FastDeserializer:
         for the fast path only where its key is a frame head (magic 0 + id, no header, not
         subject-keyed): every other frame runs its fallback decoder."""
         dec = decoder_of(built)
-        (self._header_decoders if header_value is not None else self._decoders)[key] = dec
+        bound = self._cache_size
+        bounded_store(self._header_decoders if header_value is not None else self._decoders, key, dec, bound)
         if built.__class__ is ParseStep and header_value is None and key.__class__ is bytes and len(key) == 5:
-            self._steps[key + self._step_tail] = built
+            bounded_store(self._steps, key + self._step_tail, built, bound)
+        trim_parsed_schemas(self, bound)
         return dec
 
     def _delegate_decoder(self) -> Decoder:
@@ -521,10 +592,13 @@ class FastDeserializer:
         return delegate
 
     def clear_cache(self) -> None:
-        """Forget every compiled decoder (the registry client's own caches are left alone)."""
+        """Forget every compiled decoder and remembered miss (the registry client's own caches are
+        left alone)."""
         self._steps.clear()
         self._decoders.clear()
         self._header_decoders.clear()
+        self._misses.clear()
+        self._shared.clear()
 
 
 class FastSerializer:
@@ -545,6 +619,11 @@ class FastSerializer:
 
     def _init_fast(self) -> None:
         self._encoders = {}
+        limits: Limits = getattr(self, "_limits", DEFAULT_LIMITS)
+        #: entries each encoder cache keeps (serdes.cache.size); enforced on the miss path only
+        self._cache_size = limits.cache_size
+        #: typed errors of subjects that recently failed to resolve, by (topic, field)
+        self._misses = MissCache(limits.cache_size, limits.cache_miss_ttl)
         self._conf = conf = snapshot(self, self._confluent_kind)
         self._register_lock = threading.Lock()
         # the same encoders by topic, one dict per field: hashing a str is cached by CPython, while
@@ -687,7 +766,12 @@ class FastSerializer:
         return None
 
     def _first(self, obj: Any, ctx: Optional[SerializationContext], key: Any) -> Optional[bytes]:
-        built: Optional[BuiltEncoder] = self._resolve_encoder(ctx)
+        self._misses.check(key, ctx)
+        try:
+            built: Optional[BuiltEncoder] = self._resolve_encoder(ctx)
+        except SerdesError as e:
+            self._misses.remember(key, e)
+            raise
         enc: Callable[[Any, Optional[SerializationContext]], Optional[bytes]]
         if built is None:
             # no context (confluent-kafka then writes with whatever id its instance last saw), a
@@ -811,18 +895,22 @@ class FastSerializer:
     def _remember(self, ctx: Optional[SerializationContext], key: Any, enc: Any) -> None:
         """Cache an encoder or step: the by-topic dicts of the fast path hold it as built, the
         ``(topic, field)`` dict the plain encoder."""
-        self._encoders[key] = encoder_of(enc)
+        bound = self._cache_size
+        bounded_store(self._encoders, key, encoder_of(enc), bound)
         if ctx is not None:
             if ctx.field is _VALUE:
-                self._value_encoders[ctx.topic] = enc
+                bounded_store(self._value_encoders, ctx.topic, enc, bound)
             elif ctx.field is _KEY:
-                self._key_encoders[ctx.topic] = enc
+                bounded_store(self._key_encoders, ctx.topic, enc, bound)
+        trim_parsed_schemas(self, bound)
 
     def clear_cache(self) -> None:
-        """Forget every cached encoder; the next record of each subject asks the registry again."""
+        """Forget every cached encoder and remembered miss; the next record of each subject asks the
+        registry again."""
         self._encoders.clear()
         self._value_encoders.clear()
         self._key_encoders.clear()
+        self._misses.clear()
 
 
 _BATCH_ERRORS = ("raise", "collect")
@@ -856,6 +944,14 @@ def _batch_result(
 ) -> List[Any]:
     if not failed:
         return values
+    for i, e in failed:
+        if not isinstance(e, SerdesError):
+            # not a record's failure but a bug (serdes', or a caller's: a payload that is not
+            # bytes): raised as is, never filed among the records' typed errors
+            note = getattr(e, "add_note", None)
+            if note is not None:
+                note(f"raised by the record at index {i} of a batch of {len(values)} ({verb})")
+            raise e
     if collect:
         for i, e in failed:
             values[i] = e

@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
-from ._errors import InvalidMagicByteError, RecordLocation, SerdesError, TruncatedFrameError
+from ._errors import FramingError, InvalidMagicByteError, RecordLocation, SerdesError, TruncatedFrameError
 from ._varint import read_zigzag_bounded, write_zigzag
 
 __all__ = [
@@ -31,6 +31,8 @@ __all__ = [
     "decode_message_indexes",
     "parse_frame",
     "parse_header_value",
+    "header_value_bytes",
+    "canonical_header_value",
     "find_schema_id_header",
     "schema_id_header_name",
 ]
@@ -155,13 +157,60 @@ def parse_frame(data: Any, protobuf: bool = False, location: Optional[RecordLoca
         raise
 
 
-def parse_header_value(value: Any, protobuf: bool = False, location: Optional[RecordLocation] = None) -> Frame:
-    """Parse a schema-id header value; the returned frame's ``offset`` is 0 (bare payload)."""
+def header_value_bytes(value: Any, name: str = VALUE_SCHEMA_ID_HEADER, location: Optional[RecordLocation] = None) -> bytes:
+    """A schema-id header value as bytes: ``bytes``, ``bytearray``, ``memoryview``, or a ``str`` of
+    code points up to U+00FF (one byte each, as a header written as text). Anything else --
+    another type, a ``str`` above U+00FF -- is a :class:`FramingError` naming the header."""
+    if value.__class__ is bytes:
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
     if isinstance(value, str):
-        value = value.encode("latin-1")
-    frame = parse_frame(value, protobuf, location)
+        try:
+            return value.encode("latin-1")
+        except UnicodeEncodeError as e:
+            raise FramingError(
+                f"record header {name!r} is text with a character above U+00FF at position {e.start}: "
+                "not a schema id", location,
+            ) from None
+    raise FramingError(
+        f"record header {name!r} is a {type(value).__name__}, not bytes: not a schema id", location,
+    )
+
+
+def parse_header_value(
+    value: Any, protobuf: bool = False, location: Optional[RecordLocation] = None, name: str = VALUE_SCHEMA_ID_HEADER,
+) -> Frame:
+    """Parse a schema-id header value (the whole value: magic byte, id or GUID, and for Protobuf the
+    message indexes); the returned frame's ``offset`` is 0 (bare payload).
+
+    Raises:
+        FramingError: the value is not bytes (or latin-1 text), or has bytes after the frame.
+        InvalidMagicByteError, TruncatedFrameError: as :func:`parse_frame`.
+    """
+    raw = header_value_bytes(value, name, location)
+    try:
+        frame = parse_frame(raw, protobuf, location)
+    except SerdesError as e:
+        e.reason = f"record header {name!r}: {e.reason}"
+        e.args = (e._format(),)
+        raise
+    if frame.offset != len(raw):
+        what = "schema id" if frame.offset == 5 else "schema GUID"
+        if protobuf:
+            what += " and message indexes"
+        raise FramingError(
+            f"record header {name!r} has {len(raw) - frame.offset} bytes after the {what}: not a schema-id header",
+            location,
+        )
     frame.offset = 0
     return frame
+
+
+def canonical_header_value(frame: Frame) -> bytes:
+    """The one header value of a parsed frame (shortest varints, ``[0]`` as one zero byte): what a
+    schema-id header cache is keyed by, so two spellings of one frame share one entry."""
+    return frame_prefix(frame.schema_id, frame.message_indexes)
 
 
 def schema_id_header_name(is_key: bool) -> str:
@@ -169,14 +218,24 @@ def schema_id_header_name(is_key: bool) -> str:
     return KEY_SCHEMA_ID_HEADER if is_key else VALUE_SCHEMA_ID_HEADER
 
 
-def find_schema_id_header(headers: Any, is_key: bool) -> Optional[Any]:
-    """The schema-id header value from a list of ``(name, value)`` pairs or a dict, else ``None``."""
+def find_schema_id_header(headers: Any, is_key: bool, location: Optional[RecordLocation] = None) -> Optional[Any]:
+    """The schema-id header value from a list of ``(name, value)`` pairs or a dict, else ``None``.
+
+    Raises:
+        FramingError: ``headers`` is neither a dict nor a sequence of ``(name, value)`` pairs.
+    """
     if not headers:
         return None
     name = KEY_SCHEMA_ID_HEADER if is_key else VALUE_SCHEMA_ID_HEADER
     if isinstance(headers, dict):
         return headers.get(name)
-    for k, v in headers:
-        if k == name:
-            return v
+    try:
+        for k, v in headers:
+            if k == name:
+                return v
+    except (TypeError, ValueError) as e:  # not iterable, or an entry that is not a pair
+        raise FramingError(
+            f"record headers are not a list of (name, value) pairs or a dict, looking for {name!r}: "
+            f"{type(e).__name__}: {e}", location,
+        ) from None
     return None

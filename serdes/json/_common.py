@@ -7,6 +7,7 @@ from typing import Any, Optional
 
 from confluent_kafka.schema_registry import Schema
 
+from .._cache import bounded_store
 from .._confluent import json_loads
 from .._limits import DEFAULT_LIMITS, Limits
 from ._refs import resolve_references
@@ -59,5 +60,5 @@ class ValidatorCacheMixin:
             return v
         v = compile_validator(parsed_schema, registry, self._validator_backend, self._limits)
         with self._validators_lock:
-            self._validators[key] = v
+            bounded_store(self._validators, key, v, self._limits.cache_size)
         return v

@@ -12,8 +12,8 @@ from confluent_kafka.serialization import SerializationContext
 from .._confluent import json_loads
 from .._errors import CorruptPayloadError, RecordLocation, SerdesError
 from .._limits import split_limits_args
-from .._serde import Built, Decoder, FastDeserializer, ParseStep
-from .._wire import Frame, parse_frame, parse_header_value
+from .._serde import Built, FastDeserializer, ParseStep
+from .._wire import Frame
 from ._common import ValidatorCacheMixin
 from ._depth import depth_error, exceeds_depth
 
@@ -61,17 +61,13 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
         parsed, _ = self._get_parsed_schema(writer)
         return parsed.get("title") if isinstance(parsed, dict) else None
 
-    def _miss(self, data: Any, ctx: Optional[SerializationContext], key: Any, header_value: Any) -> Decoder:
-        if self._registry is not None or self._custom_id_deserializer:
-            return super()._miss(data, ctx, key, header_value)
+    def _build_for_frame(self, frame: Frame, ctx: Optional[SerializationContext], loc: RecordLocation) -> Built:
+        if self._registry is not None:
+            return super()._build_for_frame(frame, ctx, loc)
         # No registry client (confluent-kafka allows it with a schema_str): no writer schema lookup,
-        # the frame is only checked, the document is validated against schema_str.
-        loc = RecordLocation.from_ctx(ctx)
-        if header_value is not None:
-            frame = parse_header_value(header_value, False, loc)
-        else:
-            frame = parse_frame(data, False, loc)
-        return self._store(key, header_value, self._build_decoder(None, None, frame, ctx))
+        # the frame is only checked, the document is validated against schema_str -- by one
+        # decoder for every schema id, not one per id.
+        return self._shared_decoder(frame, ctx)
 
     def _build_decoder(
         self, writer: Optional[Schema], reader: Optional[Schema], frame: Frame, ctx: Optional[SerializationContext]

@@ -25,7 +25,7 @@ from google.protobuf.message_factory import GetMessageClass
 
 from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError, SerdesError, TruncatedFrameError
 from .._limits import split_limits_conf
-from .._serde import Built, Decoder, FastDeserializer, ParseStep
+from .._serde import Built, FastDeserializer, ParseStep
 from .._wire import Frame, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
 from ._descriptor_sets import pool_from_set as _pool_from_set
 from ._schemas import build_pool, fetch_schema, first_message_name, message_at
@@ -150,20 +150,17 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         return msg
 
     # -- slow path ----------------------------------------------------------------------------------
-    def _miss(self, data: Any, ctx: Optional[SerializationContext], key: Any, header_value: Any) -> Decoder:
+    def _build_for_frame(self, frame: Frame, ctx: Optional[SerializationContext], loc: RecordLocation) -> Built:
+        if self._registry is None:
+            # No client (confluent-kafka's documented ``ProtobufDeserializer(User, conf)``): every
+            # record parses with the given class, whatever its id and message indexes (there is no
+            # writer schema to check them against): one decoder for every frame.
+            return self._shared_decoder(frame, ctx)
         # Fetch the writer schema with format=serialized before the shared miss path asks without a
         # format: the registry client caches one schema per id whatever the format, and
         # confluent-kafka's own Protobuf deserializers on the same client need the serialized form.
-        if not self._custom_id_deserializer:
-            loc = RecordLocation.from_ctx(ctx)
-            frame = parse_header_value(header_value, True, loc) if header_value is not None else parse_frame(data, True, loc)
-            if self._registry is None:
-                # No client (confluent-kafka's documented ``ProtobufDeserializer(User, conf)``): the
-                # frame's message indexes are read and every record parses with the given class;
-                # there is no writer schema to check the indexes against.
-                return self._store(key, header_value, self._build_decoder(None, None, frame, ctx))
-            fetch_schema(self._registry, frame.schema_id, loc)
-        return super()._miss(data, ctx, key, header_value)
+        fetch_schema(self._registry, frame.schema_id, loc)
+        return super()._build_for_frame(frame, ctx, loc)
 
     def _record_name(self, writer: Schema) -> Optional[str]:
         return first_message_name(writer.schema_str)
@@ -286,6 +283,13 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
         def decode_indexed(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
             indexes, pos = decode_message_indexes(data, offset)
+            if fd is None:
+                # no writer schema: every index path parses with the given class, and none is
+                # cached (the paths a frame can name are unbounded without a schema)
+                try:
+                    return root_parse(data[pos:])
+                except DecodeError as e:
+                    raise corrupt(e, data, f"(message indexes {indexes}) ", ctx) from e
             key = tuple(indexes)
             parse = parsers.get(key)
             if parse is None:

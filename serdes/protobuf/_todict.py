@@ -12,9 +12,15 @@ from typing import Any, Callable, Dict
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
+from .._cache import bounded_store
+
 __all__ = ["dict_converter"]
 
 _converters: Dict[Any, Callable[[Any], Dict[str, Any]]] = {}
+# Process-wide, one entry per message type of every schema decoded with output="dict": bounded
+# (oldest dropped first) so that a stream of distinct writer schemas cannot grow it -- or keep
+# their descriptor pools alive -- without end. A dropped converter is rebuilt when needed.
+_MAX_CONVERTERS = 10_000
 _REPEATED = FieldDescriptor.LABEL_REPEATED
 
 
@@ -75,5 +81,5 @@ def dict_converter(desc: Descriptor) -> Callable[[Any], Dict[str, Any]]:
                 out[name] = {k: fn(x) for k, x in v.items()} if fn is not None else dict(v)
         return out
 
-    _converters[key] = convert
+    bounded_store(_converters, key, convert, _MAX_CONVERTERS)
     return convert

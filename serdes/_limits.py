@@ -29,8 +29,12 @@ class Limits:
     #: nesting depth of a schema (named types inside named types, nested arrays/maps)
     max_schema_depth: int = 256
     #: seconds the regular-expression matching of one validation may take, all matches together,
-    #: where the linear-time engine cannot run the JSON Schema patterns (serdes.json's fallback)
+    #: where the linear-time engine cannot run the JSON Schema patterns (backreferences, lookaround:
+    #: jsonschema-rs' backtracking engine; serdes.json's Python fallback)
     regex_timeout: float = 0.1
+    #: backtracking steps one match of a JSON Schema pattern may take in jsonschema-rs' backtracking
+    #: engine (fancy-regex's own default); more is a ValidationError, never a silent non-match
+    regex_backtrack_limit: int = 1_000_000
     #: schema references one Protobuf or JSON schema may pull from the registry, transitively (each
     #: is a registry request); the chain depth is bounded by ``max_schema_depth``
     max_references: int = 1000

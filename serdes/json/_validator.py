@@ -18,8 +18,9 @@ the same semantics:
 
 Untrusted schemas (docs/security.md): a ``$ref`` outside the schema and its registry references
 is refused (:mod:`serdes.json._refs`), values are depth-checked before a recursive schema
-validates them (:mod:`serdes.json._depth`), and an unknown ``$schema`` meta-schema is read as
-draft 2020-12 (what ``jsonschema`` does), never fetched.
+validates them (:mod:`serdes.json._depth`), patterns run in the linear-time engine unless they
+need backtracking, and then within the regex budget (:mod:`serdes.json._patterns`), and an
+unknown ``$schema`` meta-schema is read as draft 2020-12 (what ``jsonschema`` does), never fetched.
 
 Where jsonschema-rs cannot do the job, the validator is confluent-kafka's ``jsonschema`` validator
 class with bounded regular expressions and decimal ``multipleOf`` (:mod:`serdes.json._pyfallback`):
@@ -38,13 +39,14 @@ fastjsonschema was measured and not used: it is 6-20x slower than jsonschema-rs 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, List, Optional, Sequence
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import jsonschema_rs
 
 from .._errors import SchemaMismatchError, SerdesError, ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._depth import depth_error, exceeds_depth, schema_needs_depth_check, uses_keywords
+from ._patterns import PatternPlan, plan_patterns
 from ._pyfallback import bounded_call, bounded_validator_class, precompile_patterns
 from ._refs import guarded_registry, refused_uri, remote_retriever
 
@@ -85,18 +87,33 @@ class CompiledValidator:
             the schema cannot make validation recurse deeper than the schema itself).
         unchecked_is_valid: ``is_valid`` without the depth check, for callers that bounded the
             depth already.
+
+    ``guard`` (:class:`serdes.json._patterns.PatternGuard`) runs before jsonschema-rs on every
+    value when the schema has patterns that need backtracking: it raises the regex budget's
+    :class:`serdes.ValidationError` (from ``is_valid`` too) instead of letting jsonschema-rs give up
+    on a match silently.
     """
 
-    __slots__ = ("backend", "is_valid", "max_depth", "unchecked_is_valid", "_rs", "_py", "_py_factory")
+    __slots__ = ("backend", "is_valid", "max_depth", "unchecked_is_valid", "_rs", "_py", "_py_factory", "_guard")
 
-    def __init__(self, rs: Any, py_factory: Callable[[], Any], max_depth: Optional[int] = None) -> None:
+    def __init__(
+        self, rs: Any, py_factory: Callable[[], Any], max_depth: Optional[int] = None,
+        guard: Optional[Callable[[Any], None]] = None,
+    ) -> None:
         self._rs = rs
         self._py: Any = None
         self._py_factory = py_factory
+        self._guard = guard
         self.max_depth = max_depth
         if rs is not None:
             self.backend = "jsonschema-rs"
             raw: Callable[[Any], bool] = rs.is_valid
+            if guard is not None:
+                def guarded(value: Any, _guard: Callable[[Any], None] = guard, _raw: Callable[[Any], bool] = raw) -> bool:
+                    _guard(value)
+                    return _raw(value)
+
+                raw = guarded
         else:
             self.backend = "jsonschema"
             self._py = py_factory()
@@ -123,10 +140,10 @@ class CompiledValidator:
             return False
         try:
             return self.unchecked_is_valid(value)
+        except SerdesError:  # before _UNREADABLE: ValidationError is a ValueError (the regex budget)
+            raise
         except _UNREADABLE:
             return self._python_is_valid(value)
-        except SerdesError:
-            raise
         except RecursionError:  # the Python validator on a deep value under a schema without $ref
             return False
 
@@ -149,7 +166,11 @@ class CompiledValidator:
             return depth_error(self.max_depth)  # type: ignore[arg-type]
         if self._rs is not None:
             try:
+                if self._guard is not None:
+                    self._guard(value)
                 self._rs.validate(value)
+            except ValidationError as e:  # the regex budget
+                return e
             except jsonschema_rs.ValidationError as e:
                 return _error(list(e.instance_path), e.message, list(e.schema_path))
             except _UNREADABLE:
@@ -319,10 +340,10 @@ def compile_validator(
     references = {uri: ref_registry[uri].contents for uri in ref_registry} if ref_registry is not None else {}
     max_depth = limits.max_depth if schema_needs_depth_check(parsed, references, limits.max_depth) else None
     rs = None
+    plan: Optional[PatternPlan] = None
     if backend in (None, "jsonschema-rs"):
         try:
-            cls = _DRAFT_CLASSES[_root_draft(parsed)]
-            rs = cls(parsed, registry=_rs_registry(ref_registry, parsed, retrieve), retriever=retrieve, validate_formats=False)
+            rs, plan = _compile_rs(parsed, ref_registry, [parsed, *references.values()], retrieve, limits)
         except SchemaMismatchError:
             raise
         except Exception as e:  # noqa: BLE001 - any other failure means "use the Python validator"
@@ -338,4 +359,42 @@ def compile_validator(
             raise SchemaMismatchError(f"not a valid JSON Schema: {_shorten(e.message)}") from e
         except RecursionError:  # a pattern (its format: regex check) or a schema nested too deeply
             raise SchemaMismatchError("not a valid JSON Schema: nested too deeply to check") from None
-    return CompiledValidator(rs, py_factory, max_depth)
+    return CompiledValidator(rs, py_factory, max_depth, plan.guard(limits) if plan is not None else None)
+
+
+def _compile_rs(
+    parsed: Any, ref_registry: Any, documents: List[Any], retrieve: Callable[[str], Any], limits: Limits
+) -> Tuple[Any, PatternPlan]:
+    """The jsonschema-rs validator of ``parsed`` with the pattern engine :func:`plan_patterns` picks
+    for its documents, and that plan. Documents a remote ``$ref`` fetched while compiling (only
+    with ``serdes.allow.remote.refs``) join the plan: their backtracking patterns are guarded too."""
+    fetched: List[Any] = []
+
+    def fetching(uri: str) -> Any:
+        doc = retrieve(uri)
+        fetched.append(doc)
+        return doc
+
+    def compile_with(plan: PatternPlan) -> Any:
+        cls = _DRAFT_CLASSES[_root_draft(parsed)]
+        return cls(
+            parsed, registry=_rs_registry(ref_registry, parsed, fetching), retriever=fetching,
+            validate_formats=False, pattern_options=plan.options,
+        )
+
+    plan = plan_patterns(documents, limits)
+    try:
+        rs = compile_with(plan)
+    except SchemaMismatchError:
+        raise
+    except Exception:
+        if not fetched or plan.backtracking:
+            raise
+        # the linear engine refused a pattern of a fetched document: plan again with it
+        plan = plan_patterns(documents + fetched, limits)
+        if not plan.backtracking:
+            raise
+        return compile_with(plan), plan
+    if fetched and plan.backtracking:
+        plan = plan_patterns(documents + fetched, limits)
+    return rs, plan

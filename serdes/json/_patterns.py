@@ -1,0 +1,221 @@
+"""The regular-expression engine jsonschema-rs runs a schema's patterns with, and its budget.
+
+jsonschema-rs reads ``pattern`` and ``patternProperties`` as ECMA-262 regular expressions,
+translates them to Rust syntax, and matches them with one of two engines:
+
+* the ``regex`` crate (:class:`jsonschema_rs.RegexOptions`): linear in the string, no
+  backreferences and no lookaround;
+* ``fancy-regex`` (:class:`jsonschema_rs.FancyRegexOptions`, jsonschema-rs' default): the same
+  translation, and for a pattern with backreferences or lookaround a backtracking matcher whose
+  time is bounded only by ``backtrack_limit`` steps *per match*. Past the limit jsonschema-rs counts
+  the match as failed -- which, under ``patternProperties``, ``not``, ``oneOf`` or ``if``, makes an
+  invalid value valid -- and under the limit a hostile record can hold as many near-limit matches
+  as it has strings (``^(?:(a*)*\\1b|a+)$`` against 500 strings of 18 ``a``: 9 s).
+
+The rule (:func:`plan_patterns`): a schema none of whose patterns needs backtracking is compiled
+with the linear engine (the translation is the same, so every match gives the same answer). A
+schema with such a pattern is compiled with ``fancy-regex`` and ``Limits.regex_backtrack_limit``,
+and each value is first run through :class:`PatternGuard`: every string and key of the value is
+matched against each backtracking pattern, with that engine and limit, all matches together within
+``Limits.regex_timeout`` seconds. A match over the step limit or past the deadline is a
+:class:`~serdes.ValidationError` naming the limit, the pattern and where the string is; otherwise
+no match of the validation that follows can hit the limit (same engine, same limit, same
+strings), so its answer is exact.
+"""
+
+from __future__ import annotations
+
+import enum
+import time
+from functools import lru_cache
+from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+
+import jsonschema_rs
+
+from .._errors import ValidationError
+from .._limits import Limits
+
+__all__ = ["PatternPlan", "PatternGuard", "plan_patterns", "schema_patterns", "needs_backtracking"]
+
+# Errors jsonschema-rs raises when it cannot read a Python value (the main validation copes).
+_UNREADABLE = (ValueError, TypeError, OverflowError)
+
+
+def schema_patterns(schemas: Sequence[Any]) -> Set[str]:
+    """Every ``pattern`` string and ``patternProperties`` key anywhere in ``schemas`` (iterative).
+
+    Deliberately more than the patterns jsonschema-rs compiles: data keywords (``const``,
+    ``enum``, ...) are walked too, since a property may be *named* ``enum``; an extra pattern only
+    costs a check, a missed one would go unguarded.
+    """
+    found: Set[str] = set()
+    level: List[Any] = list(schemas)
+    while level:
+        nxt: List[Any] = []
+        for node in level:
+            if isinstance(node, dict):
+                p = node.get("pattern")
+                if isinstance(p, str):
+                    found.add(p)
+                props = node.get("patternProperties")
+                if isinstance(props, dict):
+                    found.update(k for k in props if isinstance(k, str))
+                nxt.extend(v for v in node.values() if isinstance(v, (dict, list)))
+            elif isinstance(node, list):
+                nxt.extend(v for v in node if isinstance(v, (dict, list)))
+        level = nxt
+    return found
+
+
+def _compiles(pattern: str, options: Any) -> bool:
+    try:
+        jsonschema_rs.Draft202012Validator({"pattern": pattern}, pattern_options=options)
+    except Exception:  # noqa: BLE001 - jsonschema-rs' "is not a regex" and anything else: no
+        return False
+    return True
+
+
+@lru_cache(maxsize=1024)
+def needs_backtracking(pattern: str) -> bool:
+    """jsonschema-rs' linear engine refuses ``pattern`` and its backtracking engine compiles it."""
+    return not _compiles(pattern, jsonschema_rs.RegexOptions()) and _compiles(pattern, jsonschema_rs.FancyRegexOptions())
+
+
+class PatternPlan(NamedTuple):
+    """How jsonschema-rs compiles one schema's patterns."""
+
+    #: ``pattern_options`` for the jsonschema-rs validator
+    options: Any
+    #: the patterns that need the backtracking engine (empty: the linear engine runs them all)
+    backtracking: Tuple[str, ...]
+
+    def guard(self, limits: Limits) -> Optional["PatternGuard"]:
+        return PatternGuard(self.backtracking, limits) if self.backtracking else None
+
+
+def plan_patterns(schemas: Sequence[Any], limits: Limits) -> PatternPlan:
+    """The engine for ``schemas`` (a root schema and the documents it references): the one rule."""
+    hard = tuple(sorted(p for p in schema_patterns(schemas) if needs_backtracking(p)))
+    if not hard:
+        return PatternPlan(jsonschema_rs.RegexOptions(), ())
+    return PatternPlan(jsonschema_rs.FancyRegexOptions(backtrack_limit=limits.regex_backtrack_limit), hard)
+
+
+def _strings(value: Any) -> Iterator[Any]:
+    """Every string jsonschema-rs may match a pattern against in ``value``: string values, object
+    keys, and the values of enum members (which it reads as their ``.value``). Iterative; each
+    container once (a cyclic value is the main validation's problem, not an endless walk)."""
+    stack = [value]
+    seen: Set[int] = set()
+    while stack:
+        x = stack.pop()
+        if isinstance(x, enum.Enum):
+            stack.append(x.value)
+            if not isinstance(x, str):
+                continue
+        if isinstance(x, str):
+            yield x
+        elif isinstance(x, dict):
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            for k in x:
+                if isinstance(k, enum.Enum):
+                    stack.append(k.value)
+                if isinstance(k, str):
+                    yield k
+            stack.extend(reversed(list(x.values())))
+        elif isinstance(x, (list, tuple)):
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            stack.extend(reversed(x))
+
+
+def _where(value: Any, target: Any) -> str:
+    """The JSON path of the string ``target`` (the object itself) in ``value``, for the error."""
+    from ._validator import json_path
+
+    stack: List[Tuple[Any, Tuple[Any, ...]]] = [(value, ())]
+    seen: Set[int] = set()
+    while stack:
+        x, path = stack.pop()
+        if x is target:
+            return json_path(path)
+        if isinstance(x, enum.Enum):
+            stack.append((x.value, path))
+        elif isinstance(x, dict):
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            for k in x:
+                if k is target or (isinstance(k, enum.Enum) and k.value is target):
+                    return json_path(path + (k,)) + " (the key)"
+            stack.extend(reversed([(v, path + (k,)) for k, v in x.items()]))
+        elif isinstance(x, (list, tuple)):
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            stack.extend(reversed([(v, path + (i,)) for i, v in enumerate(x)]))
+    return "$"
+
+
+class PatternGuard:
+    """Matches a value's strings against the backtracking patterns of a schema within the budget;
+    raises :class:`~serdes.ValidationError` when it is exceeded (see the module docstring)."""
+
+    __slots__ = ("_matchers", "_limit", "_timeout")
+
+    #: the clock the deadline is read from (a test may count or step it)
+    clock = staticmethod(time.monotonic)
+
+    def __init__(self, patterns: Sequence[str], limits: Limits) -> None:
+        options = jsonschema_rs.FancyRegexOptions(backtrack_limit=limits.regex_backtrack_limit)
+        self._matchers = [(p, jsonschema_rs.Draft202012Validator({"pattern": p}, pattern_options=options)) for p in patterns]
+        self._limit = limits.regex_backtrack_limit
+        self._timeout = limits.regex_timeout
+
+    def __call__(self, value: Any) -> None:
+        clock = self.clock
+        deadline = clock() + self._timeout
+        for s in _strings(value):
+            for pattern, matcher in self._matchers:
+                try:
+                    matched = matcher.is_valid(s)
+                except _UNREADABLE:
+                    break  # a string jsonschema-rs cannot read: the main validation decides
+                if not matched:
+                    self._no_match_or_over(matcher, pattern, value, s)
+                if clock() > deadline:
+                    where = _where(value, s)
+                    raise _error(
+                        f"JSON Schema patterns that need the backtracking engine (backreferences or lookaround) did "
+                        f"not finish matching the value's strings within serdes.regex.timeout={self._timeout:g} s "
+                        f"(stopped after pattern {pattern[:200]!r} on the {len(s)}-character string at {where})",
+                        where,
+                    )
+
+    def _no_match_or_over(self, matcher: Any, pattern: str, value: Any, s: str) -> None:
+        """``is_valid`` said no: a plain non-match, or a match jsonschema-rs could not finish."""
+        try:
+            matcher.validate(s)
+        except jsonschema_rs.ValidationError as e:
+            if isinstance(e.kind, jsonschema_rs.ValidationErrorKind.Pattern):
+                return
+            where = _where(value, s)
+            raise _error(
+                f"JSON Schema pattern {pattern[:200]!r} needs more than serdes.regex.backtrack.limit={self._limit} "
+                f"backtracking steps on the {len(s)}-character string at {where} ({_short(e.message)})",
+                where,
+            ) from None
+
+
+def _error(message: str, where: str) -> ValidationError:
+    err = ValidationError(message)
+    err.json_path = where.split(" ", 1)[0]  # type: ignore[attr-defined]
+    return err
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = text.split("\n", 1)[0]
+    return text if len(text) <= limit else text[: limit - 3] + "..."

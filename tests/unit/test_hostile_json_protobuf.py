@@ -1,0 +1,306 @@
+"""Issue 21, findings 8 and 10: JSON Schema patterns inside jsonschema-rs' backtracking engine, and
+Protobuf schemas with many top-level messages.
+
+8. A pattern with a backreference or lookaround runs in jsonschema-rs' backtracking engine, where
+   ``serdes.regex.timeout`` did not reach (``^(?:(a*)*\\1b|a+)$`` under ``additionalProperties`` and
+   500 strings of 18 ``a``: 9.4 s for a 15 KB record). Now: every other pattern runs in the
+   linear-time engine, and a backtracking one within the regex budget (a step limit per match,
+   ``serdes.regex.backtrack.limit``, and a time budget per validation, ``serdes.regex.timeout``):
+   past it a ValidationError, never a silent non-match.
+10. Each new message index cost O(N) (the file descriptor copied and searched): now O(depth) after
+    one O(N) build per file, counted here in calls, not timed.
+
+The end-to-end ReDoS runs in a child process (tests/support/isolated.py) whose timeout is only a
+safety net; no test asserts a duration.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import sys
+import uuid
+from typing import Any, List
+
+import jsonschema_rs
+import pytest
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.serialization import MessageField, SerializationContext
+from google.protobuf import descriptor_pb2
+
+import serdes
+from serdes._limits import Limits
+from serdes.json import JSONDeserializer, JSONSerializer, compile_validator
+from serdes.json._patterns import PatternGuard, plan_patterns
+from serdes.protobuf import ProtobufDeserializer
+from serdes.protobuf import _schemas
+
+from tests.support.implementations import implementation  # noqa: F401 - the fixture
+from tests.support.isolated import run_bounded
+
+CTX = SerializationContext("t", MessageField.VALUE)
+
+#: the issue's pattern: a backreference (only the backtracking engine runs it) whose first branch
+#: backtracks exponentially before the second (``a+``) matches
+EVIL = "^(?:(a*)*\\1b|a+)$"
+VALUE = "a" * 18
+
+
+def _registry() -> SchemaRegistryClient:
+    return SchemaRegistryClient.new_client({"url": f"mock://hostile-{uuid.uuid4().hex}"})
+
+
+# every place a pattern meets a string of the record: (schema, record of 500 matching strings)
+PLACES = {
+    "additionalProperties": ({"type": "object", "additionalProperties": {"type": "string", "pattern": EVIL}},
+                             {f"k{i}": VALUE for i in range(500)}),
+    "properties": ({"type": "object", "properties": {f"k{i}": {"type": "string", "pattern": EVIL} for i in range(500)}},
+                   {f"k{i}": VALUE for i in range(500)}),
+    "patternProperties": ({"type": "array", "items": {"type": "object", "patternProperties": {EVIL: {"type": "integer"}}}},
+                          [{VALUE: 1}] * 500),
+    "propertyNames": ({"type": "array", "items": {"type": "object", "propertyNames": {"pattern": EVIL}}},
+                      [{VALUE: 1}] * 500),
+    "items": ({"type": "array", "items": {"type": "string", "pattern": EVIL}}, [VALUE] * 500),
+    "not": ({"type": "array", "items": {"not": {"type": "string", "pattern": EVIL}}}, [VALUE] * 500),
+}
+
+_REDOS_CHILD = '''
+import json, uuid
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.serialization import MessageField, SerializationContext
+from serdes import _native
+from serdes.json import JSONDeserializer, JSONSerializer
+places = json.loads({places!r})
+pure = {pure!r}
+ctx = SerializationContext("t", MessageField.VALUE)
+results = {{}}
+def run():
+    for name, (schema, record) in places.items():
+        reg = SchemaRegistryClient.new_client({{"url": "mock://redos-" + uuid.uuid4().hex}})
+        sid = reg.register_schema("t-value", Schema(json.dumps(schema), "JSON"))
+        conf = {{"serdes.regex.timeout": 0.1}}
+        de = JSONDeserializer(None, schema_registry_client=reg, conf=conf)
+        ser = JSONSerializer(json.dumps(schema), reg, conf=conf)
+        data = b"\\x00" + sid.to_bytes(4, "big") + json.dumps(record).encode()
+        out = {{"size": len(data)}}
+        for side, call in (("deserializer", lambda: de(data, ctx)), ("serializer", lambda: ser(record, ctx))):
+            try:
+                call()
+                out[side] = None
+            except Exception as e:
+                out[side] = [type(e).__name__, str(e)[:600]]
+        results[name] = out
+    return results
+if pure:
+    with _native.forced_pure():
+        print(json.dumps({{"error": None, "results": run()}}))
+else:
+    print(json.dumps({{"error": None, "results": run()}}))
+'''
+
+
+def test_redos_in_jsonschema_rs_backtracking_engine_is_bounded_everywhere_a_pattern_is_used(implementation):
+    # finding 8: the issue's 15 KB record, and the same pattern in every other place
+    places = json.dumps(PLACES)
+    out = run_bounded(_REDOS_CHILD.format(places=places, pure=implementation == "pure"))
+    assert out["returncode"] == 0 and out["error"] is None, out
+    results = out["results"]
+    assert results["additionalProperties"]["size"] > 14_000  # the issue's 15 KB record
+    for name, res in results.items():
+        for side in ("deserializer", "serializer"):
+            assert res[side] is not None, (name, side, "validated: the budget did not stop it")
+            cls, message = res[side]
+            assert cls == "ValidationError", (name, side, res[side])
+            assert "serdes.regex.timeout=0.1 s" in message, (name, side, message)
+            assert "backtracking engine" in message
+
+
+def _raw(schema: Any, limit: int) -> Any:
+    return jsonschema_rs.validator_for(schema, pattern_options=jsonschema_rs.FancyRegexOptions(backtrack_limit=limit))
+
+
+@pytest.mark.parametrize("name", sorted(PLACES))
+def test_a_match_over_the_step_limit_is_a_validation_error_never_a_silent_verdict(name):
+    # serdes.regex.backtrack.limit bounds each match (deterministic, no clock involved)
+    schema, record = PLACES[name]
+    limits = Limits(regex_backtrack_limit=10_000)
+    v = compile_validator(schema, limits=limits)
+    for call in (v.is_valid, v.check, v.unchecked_is_valid):
+        with pytest.raises(serdes.ValidationError, match=r"serdes\.regex\.backtrack\.limit=10000") as e:
+            call(record)
+    assert e.value.json_path.startswith("$")  # type: ignore[attr-defined]
+    assert "serdes.regex.backtrack.limit=10000" in str(v.error(record))
+
+
+def test_a_match_jsonschema_rs_cannot_finish_is_a_named_error_not_a_verdict():
+    # past its step limit jsonschema-rs gives a verdict all the same (here "invalid" for a valid
+    # value: the key matches the pattern, so additionalProperties does not apply to it); serdes
+    # raises the error that names the limit instead, and within the limit gives jsonschema-rs' verdict
+    schema = {"type": "object", "patternProperties": {EVIL: {"type": "string"}}, "additionalProperties": {"type": "integer"}}
+    good, bad = {VALUE: "a string"}, {VALUE: 1}
+    assert _raw(schema, 10_000).is_valid(good) is False  # a verdict, and the wrong one
+    assert _raw(schema, 10_000_000).is_valid(good) is True
+    v = compile_validator(schema, limits=Limits(regex_backtrack_limit=10_000))
+    for value in (good, bad):
+        with pytest.raises(serdes.ValidationError, match="backtrack") as e:
+            v.is_valid(value)
+        assert e.value.json_path == "$." + VALUE  # type: ignore[attr-defined]
+    roomy = compile_validator(schema, limits=Limits(regex_backtrack_limit=10_000_000, regex_timeout=60.0))
+    assert roomy.is_valid(good) is True and roomy.is_valid(bad) is False
+    with pytest.raises(serdes.ValidationError, match="string"):
+        roomy.validate(bad)
+
+
+def test_the_time_budget_covers_all_matches_of_one_validation(monkeypatch):
+    # a clock that moves 0.03 s per reading: with serdes.regex.timeout=0.1 the guard stops after the
+    # 4th match (0.12 s > 0.1 s), whatever this machine's speed
+    ticks: List[float] = []
+
+    def clock() -> float:
+        ticks.append(0.03 * len(ticks))
+        return ticks[-1]
+
+    monkeypatch.setattr(PatternGuard, "clock", staticmethod(clock))
+    v = compile_validator({"type": "array", "items": {"pattern": "^(?=b)b+$"}}, limits=Limits(regex_timeout=0.1))
+    with pytest.raises(serdes.ValidationError, match=r"serdes\.regex\.timeout=0\.1 s.*at \$\[3\]"):
+        v.is_valid([f"b{'b' * (i % 5)}" for i in range(100)])  # distinct strings, to name the 4th
+    assert len(ticks) == 5  # the start, and one reading after each of 4 matches
+    ticks.clear()
+    assert v.is_valid(["bbb"] * 3) is True  # 3 matches fit the budget: jsonschema-rs' verdict
+    assert v.is_valid(["bbb", "abc"]) is False
+
+
+def test_engine_choice_one_rule():
+    # linear engine unless a pattern needs backtracking; the plan covers $defs, patternProperties
+    # keys and properties named like data keywords
+    assert plan_patterns([{"properties": {"a": {"pattern": "^(a+)+$"}}}], Limits()).backtracking == ()
+    assert isinstance(plan_patterns([{"pattern": "^a"}], Limits()).options, jsonschema_rs.RegexOptions)
+    for schema in (
+        {"$defs": {"x": {"pattern": "^(?!eo:)"}}},
+        {"patternProperties": {"(?<=a)b": {}}},
+        {"properties": {"enum": {"pattern": "^(a)\\1$"}}},
+        {"properties": {"default": {"items": [{"pattern": "^(a)\\1$"}]}}},
+    ):
+        plan = plan_patterns([schema], Limits(regex_backtrack_limit=123))
+        assert len(plan.backtracking) == 1, schema
+        assert isinstance(plan.options, jsonschema_rs.FancyRegexOptions)
+    # a reference's backtracking pattern is guarded too
+    from referencing import Registry, Resource
+    from referencing.jsonschema import DRAFT202012
+
+    refs = Registry().with_resource("other.json", Resource.from_contents({"pattern": EVIL}, DRAFT202012))
+    v = compile_validator({"items": {"$ref": "other.json"}}, refs, limits=Limits(regex_backtrack_limit=10_000))
+    with pytest.raises(serdes.ValidationError, match="backtrack"):
+        v.is_valid([VALUE])
+
+
+# ECMA-262 as jsonschema-rs reads it: \\d and \\w are ASCII, $ is the end of input, \\s is Unicode
+# space, . is not a line terminator; what the default (backtracking-capable) engine answered before
+ECMA = [
+    ("^\\d+$", "\u0661\u0662", False), ("^\\d+$", "12", True), ("^\\w+$", "caf\u00e9", False),
+    ("^\\D$", "\u0661", True), ("^\\W$", "\u00e9", True), ("^[\\w]$", "\u00e9", False),
+    ("^a$", "a\n", False), ("^.$", "\n", False), ("^.$", "\u00e9", True), ("^\\s$", "\u00a0", True),
+    ("^\\s$", "\ufeff", True), ("^\\s$", "\u2028", True), ("^\\S$", "\u00a0", False), ("^\\cJ$", "\n", True),
+    ("^\\u0041$", "A", True), ("^\\x41$", "A", True), ("^\\p{Lu}$", "A", True), ("^\\/$", "/", True),
+    ("^[a-z]+$", "\u017f", False), ("^\\u{1F600}$", "\U0001f600", True), ("(a+)+$", "a" * 40 + "!", False),
+    # backtracking patterns: still the engine that ran them before, same verdicts
+    ("^(?!eo:)", "eo:bands", False), ("^(?!eo:)", "proj:x", True), ("^(?=.*\\d).{3,}$", "ab1", True),
+    ("^(a)\\1$", "aa", True), ("^(a)\\1$", "ab", False), ("(?<=a)b", "ab", True), ("^(?:(a)|b)\\1$", "b", False),
+]
+
+
+@pytest.mark.parametrize("pattern, text, verdict", ECMA)
+def test_engine_switch_keeps_jsonschema_rs_semantics(pattern, text, verdict):
+    before = jsonschema_rs.validator_for({"pattern": pattern})  # jsonschema-rs' default engine
+    assert before.is_valid(text) is verdict
+    for schema, value in (({"pattern": pattern}, text), ({"patternProperties": {pattern: False}}, {text: 1})):
+        v = compile_validator(schema)
+        expect = verdict if "pattern" in schema else not verdict
+        assert v.is_valid(value) is expect, (schema, value)
+
+
+def test_normal_schemas_have_no_guard():
+    v = compile_validator({"type": "object", "properties": {"s": {"type": "string", "pattern": "^[a-z]+$"}}})
+    assert v._guard is None  # the hot path is jsonschema-rs' own is_valid
+    assert v.is_valid.__self__ is v._rs and v.is_valid.__name__ == "is_valid"
+
+
+# -- finding 10: Protobuf message lookup by index ------------------------------------------------------
+
+def _many_messages(n: int) -> str:
+    fdp = descriptor_pb2.FileDescriptorProto(name="many.proto", package="many", syntax="proto3")
+    for i in range(n):
+        m = fdp.message_type.add(name=f"M{i}")
+        m.field.add(name="x", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_INT32,
+                    label=descriptor_pb2.FieldDescriptorProto.LABEL_OPTIONAL)
+    return base64.b64encode(fdp.SerializeToString()).decode()
+
+
+def _record(sid: int, index: int) -> bytes:
+    def varint(n: int) -> bytes:
+        out = bytearray()
+        while True:
+            b, n = n & 0x7F, n >> 7
+            if not n:
+                return bytes(out + bytes([b]))
+            out.append(b | 0x80)
+
+    return b"\x00" + sid.to_bytes(4, "big") + varint(2) + varint(index << 1) + b"\x08\x07"
+
+
+def _calls_during(fn: Any) -> int:
+    """Python and C function calls made while ``fn`` runs (sys.setprofile): the work, not its time."""
+    count = 0
+
+    def profile(frame: Any, event: str, arg: Any) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count
+
+
+def test_protobuf_lookup_by_message_index_is_cached_per_schema(implementation, monkeypatch):
+    builds: List[int] = []
+    top_level = _schemas._top_level
+
+    def counted(fd: Any) -> Any:
+        builds.append(1)
+        return top_level(fd)
+
+    monkeypatch.setattr(_schemas, "_top_level", counted)
+    per_index = {}
+    for n in (300, 6000):
+        reg = _registry()
+        sid = reg.register_schema("t-value", Schema(_many_messages(n), "PROTOBUF"))
+        de = ProtobufDeserializer(None, {"use.deprecated.format": False}, reg)
+        assert de(_record(sid, 1), CTX).x == 7  # builds the decoder and the file's index
+        builds.clear()
+        calls = []
+        for k in range(100, 120):
+            msg: List[Any] = []
+            calls.append(_calls_during(lambda: msg.append(de(_record(sid, k), CTX))))
+            assert msg[0].DESCRIPTOR.full_name == f"many.M{k}" and msg[0].x == 7
+        assert builds == [], "a new message index rebuilt the file's message list"
+        per_index[n] = max(calls)
+        with pytest.raises(serdes.CorruptPayloadError, match=f"message index {n} out of range.*has {n}"):
+            de(_record(sid, n), CTX)
+    # the work per new index is the same at 300 and 6,000 messages (it was O(N) calls)
+    assert per_index[6000] == per_index[300], per_index
+
+
+def test_message_index_cache_is_bounded():
+    reg = _registry()
+    schema = Schema(_many_messages(3), "PROTOBUF")
+    fds = []
+    for _ in range(_schemas.MESSAGE_INDEX_CACHE_SIZE + 10):
+        _, fd, _ = _schemas.build_pool(reg, schema)
+        fds.append(fd)
+        assert _schemas.message_at(fd, [2]).full_name == "many.M2"
+        assert len(_schemas._message_indexes) <= _schemas.MESSAGE_INDEX_CACHE_SIZE
+    assert _schemas.index_path(fds[-1].message_types_by_name["M1"]) == [1]

@@ -132,8 +132,9 @@ def _strings(value: Any) -> Iterator[Any]:
             stack.extend(reversed(x))
 
 
-def _where(value: Any, target: Any) -> str:
-    """The JSON path of the string ``target`` (the object itself) in ``value``, for the error."""
+def _where(value: Any, target: Any) -> Tuple[str, bool]:
+    """The JSON path of the string ``target`` (the object itself) in ``value``, and whether it is
+    an object key there, for the error."""
     from ._validator import json_path
 
     stack: List[Tuple[Any, Tuple[Any, ...]]] = [(value, ())]
@@ -141,7 +142,7 @@ def _where(value: Any, target: Any) -> str:
     while stack:
         x, path = stack.pop()
         if x is target:
-            return json_path(path)
+            return json_path(path), False
         if isinstance(x, enum.Enum):
             stack.append((x.value, path))
         elif isinstance(x, dict):
@@ -150,14 +151,14 @@ def _where(value: Any, target: Any) -> str:
             seen.add(id(x))
             for k in x:
                 if k is target or (isinstance(k, enum.Enum) and k.value is target):
-                    return json_path(path + (k,)) + " (the key)"
+                    return json_path(path + (k,)), True
             stack.extend(reversed([(v, path + (k,)) for k, v in x.items()]))
         elif isinstance(x, (list, tuple)):
             if id(x) in seen:
                 continue
             seen.add(id(x))
             stack.extend(reversed([(v, path + (i,)) for i, v in enumerate(x)]))
-    return "$"
+    return "$", False
 
 
 class PatternGuard:
@@ -187,12 +188,12 @@ class PatternGuard:
                 if not matched:
                     self._no_match_or_over(matcher, pattern, value, s)
                 if clock() > deadline:
-                    where = _where(value, s)
+                    path, key = _where(value, s)
                     raise _error(
                         f"JSON Schema patterns that need the backtracking engine (backreferences or lookaround) did "
                         f"not finish matching the value's strings within serdes.regex.timeout={self._timeout:g} s "
-                        f"(stopped after pattern {pattern[:200]!r} on the {len(s)}-character string at {where})",
-                        where,
+                        f"(stopped after pattern {pattern[:200]!r} on the {len(s)}-character {_what(key)} at {path})",
+                        path,
                     )
 
     def _no_match_or_over(self, matcher: Any, pattern: str, value: Any, s: str) -> None:
@@ -202,17 +203,21 @@ class PatternGuard:
         except jsonschema_rs.ValidationError as e:
             if isinstance(e.kind, jsonschema_rs.ValidationErrorKind.Pattern):
                 return
-            where = _where(value, s)
+            path, key = _where(value, s)
             raise _error(
                 f"JSON Schema pattern {pattern[:200]!r} needs more than serdes.regex.backtrack.limit={self._limit} "
-                f"backtracking steps on the {len(s)}-character string at {where} ({_short(e.message)})",
-                where,
+                f"backtracking steps on the {len(s)}-character {_what(key)} at {path} ({_short(e.message)})",
+                path,
             ) from None
 
 
-def _error(message: str, where: str) -> ValidationError:
+def _what(key: bool) -> str:
+    return "object key" if key else "string"
+
+
+def _error(message: str, path: str) -> ValidationError:
     err = ValidationError(message)
-    err.json_path = where.split(" ", 1)[0]  # type: ignore[attr-defined]
+    err.json_path = path  # type: ignore[attr-defined]
     return err
 
 

@@ -127,6 +127,12 @@ class CompiledValidator:
 
             self.is_valid = is_valid
 
+    @property
+    def guarded(self) -> bool:
+        """Whether values run through the regex budget's guard first (then ``is_valid`` may raise
+        :class:`serdes.ValidationError`, and a fast path would only run the guard twice)."""
+        return self._guard is not None
+
     def _python(self) -> Any:
         if self._py is None:
             self._py = self._py_factory()

@@ -30,12 +30,11 @@ from google.protobuf import descriptor_pb2
 
 import serdes
 from serdes._limits import Limits
-from serdes.json import JSONDeserializer, JSONSerializer, compile_validator
+from serdes.json import compile_validator
 from serdes.json._patterns import PatternGuard, plan_patterns
 from serdes.protobuf import ProtobufDeserializer
 from serdes.protobuf import _schemas
 
-from tests.support.implementations import implementation  # noqa: F401 - the fixture
 from tests.support.isolated import run_bounded
 
 CTX = SerializationContext("t", MessageField.VALUE)
@@ -130,6 +129,28 @@ def test_a_match_over_the_step_limit_is_a_validation_error_never_a_silent_verdic
             call(record)
     assert e.value.json_path.startswith("$")  # type: ignore[attr-defined]
     assert "serdes.regex.backtrack.limit=10000" in str(v.error(record))
+
+
+def test_the_step_limit_is_a_conf_key(implementation):
+    from serdes.json import JSONDeserializer, JSONSerializer
+
+    schema, record = PLACES["additionalProperties"]
+    reg = _registry()
+    conf = {"serdes.regex.backtrack.limit": 10_000}
+    ser = JSONSerializer(json.dumps(schema), reg, conf=conf)
+    with pytest.raises(serdes.ValidationError, match=r"serdes\.regex\.backtrack\.limit=10000.*at \$\.k0") as e:
+        ser(record, CTX)
+    assert e.value.location.topic == "t"
+    sid = reg.get_latest_version("t-value").schema_id
+    de = JSONDeserializer(None, schema_registry_client=reg, conf=conf)
+    data = b"\x00" + sid.to_bytes(4, "big") + json.dumps(record).encode()
+    for _ in range(2):  # first and later records
+        with pytest.raises(serdes.ValidationError, match=r"serdes\.regex\.backtrack\.limit=10000"):
+            de(data, CTX)
+    # short strings stay within the limit: jsonschema-rs' verdicts
+    assert de(b"\x00" + sid.to_bytes(4, "big") + b'{"x": "aaa"}', CTX) == {"x": "aaa"}
+    with pytest.raises(serdes.ValidationError, match="does not match"):
+        de(b"\x00" + sid.to_bytes(4, "big") + b'{"x": "aac"}', CTX)
 
 
 def test_a_match_jsonschema_rs_cannot_finish_is_a_named_error_not_a_verdict():
@@ -284,7 +305,8 @@ def test_protobuf_lookup_by_message_index_is_cached_per_schema(implementation, m
         calls = []
         for k in range(100, 120):
             msg: List[Any] = []
-            calls.append(_calls_during(lambda: msg.append(de(_record(sid, k), CTX))))
+            record = _record(sid, k)
+            calls.append(_calls_during(lambda: msg.append(de(record, CTX))))  # noqa: B023 - called at once
             assert msg[0].DESCRIPTOR.full_name == f"many.M{k}" and msg[0].x == 7
         assert builds == [], "a new message index rebuilt the file's message list"
         per_index[n] = max(calls)

@@ -215,6 +215,25 @@ def test_engine_choice_one_rule():
         v.is_valid([VALUE])
 
 
+def test_a_fetched_document_s_backtracking_pattern_is_guarded_too():
+    # with serdes.allow.remote.refs a $ref's document is known only once jsonschema-rs fetched it:
+    # the linear engine refuses its pattern, the plan is made again with it, and it is guarded
+    from serdes.json._validator import _compile_rs
+
+    fetched: List[str] = []
+
+    def retrieve(uri: str) -> Any:
+        fetched.append(uri)
+        return {"pattern": EVIL}
+
+    parsed = {"items": {"$ref": "https://schemas.example/evil.json"}}
+    rs, plan = _compile_rs(parsed, None, [parsed], retrieve, Limits(regex_backtrack_limit=10_000))
+    assert fetched and plan.backtracking == (EVIL,)
+    with pytest.raises(serdes.ValidationError, match="backtrack"):
+        plan.guard(Limits(regex_backtrack_limit=10_000))([VALUE])  # type: ignore[misc]
+    assert rs.is_valid(["aaa"]) is True and rs.is_valid(["aac"]) is False
+
+
 # ECMA-262 as jsonschema-rs reads it: \\d and \\w are ASCII, $ is the end of input, \\s is Unicode
 # space, . is not a line terminator; what the default (backtracking-capable) engine answered before
 ECMA = [

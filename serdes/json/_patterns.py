@@ -7,10 +7,11 @@ translates them to Rust syntax, and matches them with one of two engines:
   backreferences and no lookaround;
 * ``fancy-regex`` (:class:`jsonschema_rs.FancyRegexOptions`, jsonschema-rs' default): the same
   translation, and for a pattern with backreferences or lookaround a backtracking matcher whose
-  time is bounded only by ``backtrack_limit`` steps *per match*. Past the limit jsonschema-rs counts
-  the match as failed -- which, under ``patternProperties``, ``not``, ``oneOf`` or ``if``, makes an
-  invalid value valid -- and under the limit a hostile record can hold as many near-limit matches
-  as it has strings (``^(?:(a*)*\\1b|a+)$`` against 500 strings of 18 ``a``: 9 s).
+  time is bounded only by ``backtrack_limit`` steps *per match*. Past the limit jsonschema-rs still
+  gives a verdict (0.61: "invalid", for a value that matches too; the matcher's own answer to a
+  failed match is "no match", which under ``not`` or ``patternProperties`` would let a value pass),
+  and under the limit a hostile record can hold as many near-limit matches as it has strings
+  (``^(?:(a*)*\\1b|a+)$`` against 500 strings of 18 ``a``: 9 s).
 
 The rule (:func:`plan_patterns`): a schema none of whose patterns needs backtracking is compiled
 with the linear engine (the translation is the same, so every match gives the same answer). A
@@ -75,10 +76,17 @@ def _compiles(pattern: str, options: Any) -> bool:
     return True
 
 
-@lru_cache(maxsize=1024)
 def needs_backtracking(pattern: str) -> bool:
     """jsonschema-rs' linear engine refuses ``pattern`` and its backtracking engine compiles it."""
+    # cached for patterns of ordinary length (the cache's memory is bounded by count and length)
+    return _needs_backtracking_cached(pattern) if len(pattern) <= 1000 else _needs_backtracking(pattern)
+
+
+def _needs_backtracking(pattern: str) -> bool:
     return not _compiles(pattern, jsonschema_rs.RegexOptions()) and _compiles(pattern, jsonschema_rs.FancyRegexOptions())
+
+
+_needs_backtracking_cached = lru_cache(maxsize=1024)(_needs_backtracking)
 
 
 class PatternPlan(NamedTuple):

@@ -90,8 +90,8 @@ class CompiledValidator:
 
     ``guard`` (:class:`serdes.json._patterns.PatternGuard`) runs before jsonschema-rs on every
     value when the schema has patterns that need backtracking: it raises the regex budget's
-    :class:`serdes.ValidationError` (from ``is_valid`` too) instead of letting jsonschema-rs give up
-    on a match silently.
+    :class:`serdes.ValidationError` (from ``is_valid`` too) instead of letting jsonschema-rs give a
+    verdict for a match it could not finish.
     """
 
     __slots__ = ("backend", "is_valid", "max_depth", "unchecked_is_valid", "_rs", "_py", "_py_factory", "_guard")

@@ -328,11 +328,12 @@ def test_protobuf_lookup_by_message_index_is_cached_per_schema(implementation, m
             calls.append(_calls_during(lambda: msg.append(de(record, CTX))))  # noqa: B023 - called at once
             assert msg[0].DESCRIPTOR.full_name == f"many.M{k}" and msg[0].x == 7
         assert builds == [], "a new message index rebuilt the file's message list"
-        per_index[n] = max(calls)
+        per_index[n] = min(calls)  # the least of 20: free of a stray collector callback
         with pytest.raises(serdes.CorruptPayloadError, match=f"message index {n} out of range.*has {n}"):
             de(_record(sid, n), CTX)
-    # the work per new index is the same at 300 and 6,000 messages (it was O(N) calls)
-    assert per_index[6000] == per_index[300], per_index
+    # the work per new index is the same at 300 and 6,000 messages (it was O(N) calls: a copy of the
+    # file and one lookup per message)
+    assert abs(per_index[6000] - per_index[300]) <= 5 and per_index[300] < 300, per_index
 
 
 def test_message_index_cache_is_bounded():

@@ -22,6 +22,15 @@ matched against each backtracking pattern, with that engine and limit, all match
 :class:`~serdes.ValidationError` naming the limit, the pattern and where the string is; otherwise
 no match of the validation that follows can hit the limit (same engine, same limit, same
 strings), so its answer is exact.
+
+Neither engine can interrupt a match, and "linear" is linear in the string times the compiled
+program: when the lazy DFA gives up, each character costs up to ~0.35 ns per compiled byte
+(``[ab]*a[ab]{10000}c``, a 20-character pattern of 0.8 MB: 1.8 s per 15 KB string). So both
+engines compile with ``size_limit=Limits.regex_size_limit`` (fancy-regex passes it to the parts
+it delegates to the regex crate), which bounds every match's cost per character; a pattern over it
+runs in the Python fallback (:mod:`serdes.json._pyfallback`, ``regex`` module, interruptible,
+``Limits.regex_timeout``), read as jsonschema-rs reads it (:mod:`serdes.json._ecma`), or, where
+that reading cannot be written exactly, the schema is a :class:`~serdes.SchemaMismatchError`.
 """
 
 from __future__ import annotations
@@ -29,14 +38,14 @@ from __future__ import annotations
 import enum
 import time
 from functools import lru_cache
-from typing import Any, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Any, FrozenSet, Iterator, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import jsonschema_rs
 
-from .._errors import ValidationError
-from .._limits import Limits
+from .._errors import SchemaMismatchError, ValidationError
+from .._limits import DEFAULT_LIMITS, Limits
 
-__all__ = ["PatternPlan", "PatternGuard", "plan_patterns", "schema_patterns", "needs_backtracking"]
+__all__ = ["Engine", "PatternPlan", "PatternGuard", "pattern_engine", "plan_patterns", "schema_patterns", "needs_backtracking"]
 
 # Errors jsonschema-rs raises when it cannot read a Python value (the main validation copes).
 _UNREADABLE = (ValueError, TypeError, OverflowError)
@@ -76,37 +85,122 @@ def _compiles(pattern: str, options: Any) -> bool:
     return True
 
 
-def needs_backtracking(pattern: str) -> bool:
-    """jsonschema-rs' linear engine refuses ``pattern`` and its backtracking engine compiles it."""
+class Engine(enum.Enum):
+    """Where one pattern can run, for a compiled-size bound."""
+
+    #: the regex crate, within the bound
+    LINEAR = "linear"
+    #: fancy-regex (backreferences, lookaround), its regex-crate parts within the bound
+    BACKTRACKING = "backtracking"
+    #: a linear-engine pattern whose program is over the bound
+    LINEAR_OVERSIZE = "linear, over the size bound"
+    #: a backtracking pattern over the bound
+    BACKTRACKING_OVERSIZE = "backtracking, over the size bound"
+    #: jsonschema-rs compiles it in neither engine (not ECMA-262, or over the regex crate's own limit)
+    NONE = "none"
+
+
+def pattern_engine(pattern: str, size_limit: int) -> Engine:
+    """Which of jsonschema-rs' engines runs ``pattern`` when its compiled program (the regex
+    crate's ``size_limit``, in bytes; fancy-regex passes it to the parts it delegates) may be at
+    most ``size_limit`` bytes."""
     # cached for patterns of ordinary length (the cache's memory is bounded by count and length)
-    return _needs_backtracking_cached(pattern) if len(pattern) <= 1000 else _needs_backtracking(pattern)
+    return _engine_cached(pattern, size_limit) if len(pattern) <= 1000 else _engine(pattern, size_limit)
 
 
-def _needs_backtracking(pattern: str) -> bool:
-    return not _compiles(pattern, jsonschema_rs.RegexOptions()) and _compiles(pattern, jsonschema_rs.FancyRegexOptions())
+def _engine(pattern: str, size_limit: int) -> Engine:
+    if _compiles(pattern, jsonschema_rs.RegexOptions(size_limit=size_limit)):
+        return Engine.LINEAR
+    if _compiles(pattern, jsonschema_rs.RegexOptions()):
+        return Engine.LINEAR_OVERSIZE
+    if _compiles(pattern, jsonschema_rs.FancyRegexOptions(size_limit=size_limit)):
+        return Engine.BACKTRACKING
+    if _compiles(pattern, jsonschema_rs.FancyRegexOptions()):
+        return Engine.BACKTRACKING_OVERSIZE
+    return Engine.NONE
 
 
-_needs_backtracking_cached = lru_cache(maxsize=1024)(_needs_backtracking)
+_engine_cached = lru_cache(maxsize=1024)(_engine)
+
+
+def needs_backtracking(pattern: str, limits: Limits = DEFAULT_LIMITS) -> bool:
+    """jsonschema-rs' linear engine refuses ``pattern`` and its backtracking engine compiles it."""
+    return pattern_engine(pattern, limits.regex_size_limit) in (Engine.BACKTRACKING, Engine.BACKTRACKING_OVERSIZE)
 
 
 class PatternPlan(NamedTuple):
-    """How jsonschema-rs compiles one schema's patterns."""
+    """How one schema's patterns run."""
 
-    #: ``pattern_options`` for the jsonschema-rs validator
+    #: ``pattern_options`` for the jsonschema-rs validator (``None``: jsonschema-rs does not run
+    #: the schema; the Python fallback does, reading every pattern as jsonschema-rs would)
     options: Any
     #: the patterns that need the backtracking engine (empty: the linear engine runs them all)
     backtracking: Tuple[str, ...]
+    #: the patterns over ``serdes.regex.size.limit`` (then ``options`` is ``None``)
+    oversize: Tuple[str, ...] = ()
+    #: the patterns the Python fallback reads as jsonschema-rs does (:mod:`serdes.json._ecma`);
+    #: the others, which jsonschema-rs does not compile, it reads as Python does
+    ecma: FrozenSet[str] = frozenset()
 
     def guard(self, limits: Limits) -> Optional["PatternGuard"]:
         return PatternGuard(self.backtracking, limits) if self.backtracking else None
 
 
 def plan_patterns(schemas: Sequence[Any], limits: Limits) -> PatternPlan:
-    """The engine for ``schemas`` (a root schema and the documents it references): the one rule."""
-    hard = tuple(sorted(p for p in schema_patterns(schemas) if needs_backtracking(p)))
-    if not hard:
-        return PatternPlan(jsonschema_rs.RegexOptions(), ())
-    return PatternPlan(jsonschema_rs.FancyRegexOptions(backtrack_limit=limits.regex_backtrack_limit), hard)
+    """The engine for ``schemas`` (a root schema and the documents it references): the one rule.
+
+    * every pattern compiles within ``serdes.regex.size.limit`` in the linear engine: that engine;
+    * some need backtracking, and their regex-crate parts compile within the bound: fancy-regex
+      with the step limit and the size bound, and :class:`PatternGuard` for those patterns;
+    * a linear-engine pattern is over the bound, and every pattern of the schema is one
+      :mod:`serdes.json._ecma` writes exactly for Python's ``regex`` module: the Python fallback
+      (``options`` ``None``), where matching has ``serdes.regex.timeout``;
+    * otherwise (a backtracking pattern over the bound, or with one over the bound a pattern the
+      fallback cannot read as jsonschema-rs does): :class:`~serdes.SchemaMismatchError` naming the
+      pattern and the limit.
+
+    Patterns jsonschema-rs compiles in neither engine leave the plan to the caller (jsonschema-rs
+    refuses the schema, and the Python fallback reads it as Python does, as before).
+    """
+    size_limit = limits.regex_size_limit
+    engines = {p: pattern_engine(p, size_limit) for p in schema_patterns(schemas)}
+    over = sorted(p for p, e in engines.items() if e in (Engine.LINEAR_OVERSIZE, Engine.BACKTRACKING_OVERSIZE))
+    hard = tuple(sorted(p for p, e in engines.items() if e is Engine.BACKTRACKING))
+    if not over:
+        if not hard:
+            return PatternPlan(jsonschema_rs.RegexOptions(size_limit=size_limit), ())
+        return PatternPlan(
+            jsonschema_rs.FancyRegexOptions(backtrack_limit=limits.regex_backtrack_limit, size_limit=size_limit), hard
+        )
+    from ._ecma import Untranslatable, to_python
+
+    advice = "raise serdes.regex.size.limit or simplify the pattern"
+    for p in over:
+        if engines[p] is Engine.BACKTRACKING_OVERSIZE:
+            raise SchemaMismatchError(
+                f"JSON Schema pattern {p[:200]!r} needs backtracking (backreferences or lookaround) and its "
+                f"other parts compile to more than serdes.regex.size.limit={size_limit} bytes in jsonschema-rs' "
+                f"regular-expression engine, where a match cannot be interrupted; {advice}"
+            )
+    where = (
+        f"JSON Schema pattern {over[0][:200]!r} compiles to more than serdes.regex.size.limit={size_limit} bytes "
+        f"in jsonschema-rs' linear-time engine, where a match cannot be interrupted"
+    )
+    for p, e in sorted(engines.items()):
+        if e is Engine.BACKTRACKING:
+            raise SchemaMismatchError(
+                f"{where}; the schema's pattern {p[:200]!r} needs backtracking (backreferences or lookaround), "
+                f"which serdes' Python fallback cannot read as jsonschema-rs does; {advice}"
+            )
+        if e is not Engine.NONE:
+            try:
+                to_python(p)
+            except Untranslatable as u:
+                raise SchemaMismatchError(
+                    f"{where}; the schema's pattern {p[:200]!r} uses {u}, which serdes' Python fallback cannot "
+                    f"read as jsonschema-rs does; {advice}"
+                ) from None
+    return PatternPlan(None, (), tuple(over), frozenset(p for p, e in engines.items() if e is not Engine.NONE))
 
 
 def _strings(value: Any) -> Iterator[Any]:
@@ -179,7 +273,9 @@ class PatternGuard:
     clock = staticmethod(time.monotonic)
 
     def __init__(self, patterns: Sequence[str], limits: Limits) -> None:
-        options = jsonschema_rs.FancyRegexOptions(backtrack_limit=limits.regex_backtrack_limit)
+        options = jsonschema_rs.FancyRegexOptions(
+            backtrack_limit=limits.regex_backtrack_limit, size_limit=limits.regex_size_limit
+        )
         self._matchers = [(p, jsonschema_rs.Draft202012Validator({"pattern": p}, pattern_options=options)) for p in patterns]
         self._limit = limits.regex_backtrack_limit
         self._timeout = limits.regex_timeout

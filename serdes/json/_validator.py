@@ -39,7 +39,7 @@ fastjsonschema was measured and not used: it is 6-20x slower than jsonschema-rs 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import AbstractSet, Any, Callable, List, Optional, Sequence, Tuple
 
 import jsonschema_rs
 
@@ -280,7 +280,11 @@ def _typed_refs(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return call
 
 
-def _python_factory(parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[[], Any]:
+def _python_factory(
+    parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIMITS, ecma: AbstractSet[str] = frozenset()
+) -> Callable[[], Any]:
+    """The Python fallback's builder; the patterns in ``ecma`` it reads as jsonschema-rs does."""
+
     def build() -> Any:
         from jsonschema.validators import validator_for
 
@@ -292,9 +296,9 @@ def _python_factory(parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIM
                 "the schema needs the Python validator and combines unevaluatedProperties with "
                 "patternProperties, whose regexes it cannot run within serdes.regex.timeout"
             )
-        precompile_patterns(resources)
+        precompile_patterns(resources, ecma)
 
-        cls = bounded_validator_class(validator_for(parsed))
+        cls = bounded_validator_class(validator_for(parsed), ecma)
         # always a registry of our own: without one, jsonschema fetches remote $refs itself
         registry = guarded_registry(ref_registry, limits.allow_remote_refs)
         return _BoundedPython(cls(parsed, registry=registry), limits.regex_timeout)
@@ -332,7 +336,6 @@ def compile_validator(
     import jsonschema
     from jsonschema.validators import validator_for
 
-    py_factory = _python_factory(parsed, ref_registry, limits)
     retriever = remote_retriever(limits.allow_remote_refs)
     refused: List[SchemaMismatchError] = []  # jsonschema-rs wraps what its retriever raises
 
@@ -358,21 +361,32 @@ def compile_validator(
             if backend == "jsonschema-rs":
                 raise SchemaMismatchError(f"jsonschema-rs cannot compile the schema: {_shorten(str(e))}") from e
             log.debug("jsonschema-rs cannot compile a schema, using jsonschema: %s", e)
+        if rs is None and plan is not None and backend == "jsonschema-rs":
+            raise SchemaMismatchError(
+                f"jsonschema-rs cannot run JSON Schema pattern {plan.oversize[0][:200]!r} within "
+                f"serdes.regex.size.limit={limits.regex_size_limit} bytes"
+            )
+    # a plan that routed the schema here for the size of a pattern: its patterns read as jsonschema-rs does
+    py_factory = _python_factory(parsed, ref_registry, limits, plan.ecma if plan is not None else frozenset())
     if rs is None:
         try:
-            validator_for(parsed).check_schema(parsed)
+            if plan is not None and plan.ecma:
+                # ECMA-262 patterns jsonschema-rs compiled already: not Python's format "regex" check
+                validator_for(parsed).check_schema(parsed, format_checker=None)  # type: ignore[call-arg]  # the stubs' Protocol lacks it
+            else:
+                validator_for(parsed).check_schema(parsed)
         except jsonschema.SchemaError as e:
             raise SchemaMismatchError(f"not a valid JSON Schema: {_shorten(e.message)}") from e
         except RecursionError:  # a pattern (its format: regex check) or a schema nested too deeply
             raise SchemaMismatchError("not a valid JSON Schema: nested too deeply to check") from None
-    return CompiledValidator(rs, py_factory, max_depth, plan.guard(limits) if plan is not None else None)
+    return CompiledValidator(rs, py_factory, max_depth, plan.guard(limits) if plan is not None and rs is not None else None)
 
 
 def _compile_rs(
     parsed: Any, ref_registry: Any, documents: List[Any], retrieve: Callable[[str], Any], limits: Limits
 ) -> Tuple[Any, PatternPlan]:
     """The jsonschema-rs validator of ``parsed`` with the pattern engine :func:`plan_patterns` picks
-    for its documents, and that plan. Documents a remote ``$ref`` fetched while compiling (only
+    for its documents (``None`` when the plan routes the schema to the Python fallback), and that plan. Documents a remote ``$ref`` fetched while compiling (only
     with ``serdes.allow.remote.refs``) join the plan: their backtracking patterns are guarded too."""
     fetched: List[Any] = []
 
@@ -389,18 +403,22 @@ def _compile_rs(
         )
 
     plan = plan_patterns(documents, limits)
+    if plan.options is None:
+        return None, plan  # a pattern over serdes.regex.size.limit: the Python fallback
     try:
         rs = compile_with(plan)
     except SchemaMismatchError:
         raise
     except Exception:
-        if not fetched or plan.backtracking:
+        if not fetched:
             raise
-        # the linear engine refused a pattern of a fetched document: plan again with it
-        plan = plan_patterns(documents + fetched, limits)
-        if not plan.backtracking:
+        # the engine refused a pattern of a fetched document: plan again with it
+        again = plan_patterns(documents + fetched, limits)
+        if again.options is None:
+            return None, again
+        if again.backtracking == plan.backtracking:
             raise
-        return compile_with(plan), plan
+        return compile_with(again), again
     if fetched and plan.backtracking:
         plan = plan_patterns(documents + fetched, limits)
     return rs, plan

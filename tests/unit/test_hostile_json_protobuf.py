@@ -24,14 +24,17 @@ from typing import Any, List
 
 import jsonschema_rs
 import pytest
+import regex
 from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import serdes
 from serdes._limits import Limits
 from serdes.json import compile_validator
-from serdes.json._patterns import PatternGuard, plan_patterns
+from serdes.json._patterns import PatternGuard, needs_backtracking, plan_patterns
 from serdes.protobuf import ProtobufDeserializer
 from serdes.protobuf import _schemas
 
@@ -263,6 +266,211 @@ def test_normal_schemas_have_no_guard():
     v = compile_validator({"type": "object", "properties": {"s": {"type": "string", "pattern": "^[a-z]+$"}}})
     assert v._guard is None  # the hot path is jsonschema-rs' own is_valid
     assert v.is_valid.__self__ is v._rs and v.is_valid.__name__ == "is_valid"
+
+
+# -- finding 8, the linear engine: a bound on each pattern's compiled size ----------------------------
+
+#: short patterns whose programs are huge: a match costs up to ~0.35 ns per compiled byte per
+#: character and cannot be interrupted (before the bound, on this machine: 2.8 s, 1.8 s (even with
+#: size_limit=1 MiB) and 0.13 s per 15 KB string)
+OVERSIZE = {
+    "any-4000": ("(?:\\w|\\W){4000}[0-9]$", "x" * 4000 + "1"),  # (pattern, a string it matches)
+    "ab-10000": ("[ab]*a[ab]{10000}c", "a" + "b" * 10000 + "c"),
+    "letters-100": ("^\\p{L}{100}[0-9]$", "\u00e9" * 100 + "1"),  # a Unicode-class repetition, 4.2 MB
+}
+
+_OVERSIZE_CHILD = '''
+import json, random, uuid
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.serialization import MessageField, SerializationContext
+from serdes import _native
+from serdes.json import JSONDeserializer, JSONSerializer, compile_validator
+from serdes.json._patterns import plan_patterns
+from serdes._limits import Limits
+cases = json.loads({cases!r})
+pure = {pure!r}
+ctx = SerializationContext("t", MessageField.VALUE)
+random.seed(8)
+hostile = {{"ascii": "a" * 15000, "ab": "".join(random.choice("ab") for _ in range(15000)), "letters": "\\u00e9" * 15000}}
+def outcome(call):
+    try:
+        call()
+        return None
+    except Exception as e:
+        return [type(e).__name__, str(e)[:400], getattr(e, "schema_path", None)]
+def run():
+    results = {{}}
+    for name, (pattern, good) in cases.items():
+        schema = {{"type": "object", "properties": {{"s": {{"type": "string", "pattern": pattern}}}}}}
+        plan = plan_patterns([schema], Limits())
+        out = {{"backend": compile_validator(schema).backend, "oversize": list(plan.oversize), "options": repr(plan.options)}}
+        reg = SchemaRegistryClient.new_client({{"url": "mock://size-" + uuid.uuid4().hex}})
+        sid = reg.register_schema("t-value", Schema(json.dumps(schema), "JSON"))
+        conf = {{"serdes.regex.timeout": 0.1}}
+        de = JSONDeserializer(None, schema_registry_client=reg, conf=conf)
+        ser = JSONSerializer(json.dumps(schema), reg, conf=conf)
+        frame = b"\\x00" + sid.to_bytes(4, "big")
+        for kind, text in hostile.items():
+            record = {{"s": text}}
+            out["de " + kind] = outcome(lambda: de(frame + json.dumps(record).encode(), ctx))
+            out["ser " + kind] = outcome(lambda: ser(record, ctx))
+        out["de good"] = de(frame + json.dumps({{"s": good}}).encode(), ctx) == {{"s": good}}
+        out["ser good"] = de(ser({{"s": good}}, ctx), ctx) == {{"s": good}}
+        results[name] = out
+    return results
+if pure:
+    with _native.forced_pure():
+        print(json.dumps({{"error": None, "results": run()}}))
+else:
+    print(json.dumps({{"error": None, "results": run()}}))
+'''
+
+
+def test_patterns_over_the_size_limit_run_in_the_budgeted_fallback(implementation):
+    # the issue's 15 KB strings against each pattern, serializer and deserializer: every outcome is
+    # a ValidationError, the budget's or the verdict's (none of the strings matches), and the strings
+    # that match still pass; the Python fallback ran them (no clock asserted)
+    out = run_bounded(_OVERSIZE_CHILD.format(cases=json.dumps(OVERSIZE), pure=implementation == "pure"))
+    assert out["returncode"] == 0 and out["error"] is None, out
+    for name, res in out["results"].items():
+        assert res["backend"] == "jsonschema" and res["options"] == "None", (name, res)
+        assert res["oversize"] == [OVERSIZE[name][0]]
+        assert res["de good"] is True and res["ser good"] is True, (name, res)
+        for key, got in res.items():
+            if key.startswith(("de ", "ser ")) and not key.endswith("good"):
+                assert got is not None, (name, key, "a string that does not match was accepted")
+                cls, message, schema_path = got
+                assert cls == "ValidationError", (name, key, got)
+                # the budget ran out, or the verdict: the pattern does not match
+                assert "serdes.regex.timeout=0.1 s" in message or schema_path == "properties/s/pattern", (name, key, got)
+
+
+def test_the_size_decision_is_the_plan_s():
+    limits = Limits()
+    for name, (pattern, good) in OVERSIZE.items():
+        plan = plan_patterns([{"pattern": pattern}], limits)
+        assert plan.options is None and plan.oversize == (pattern,) and pattern in plan.ecma, name
+        v = compile_validator({"pattern": pattern})
+        assert v.backend == "jsonschema" and v.is_valid(good) is True and v.is_valid(good[:-1] + "!") is False
+    # a bound that admits them: the linear engine again (what serdes.regex.size.limit buys)
+    roomy = plan_patterns([{"pattern": OVERSIZE["ab-10000"][0]}], Limits(regex_size_limit=8 << 20))
+    assert isinstance(roomy.options, jsonschema_rs.RegexOptions) and roomy.oversize == ()
+    # a data keyword's "pattern" is planned too (a missed pattern would go unbounded), a routed
+    # schema's data is not read as a pattern by the fallback
+    v = compile_validator({"properties": {"s": {"pattern": "^a"}}, "enum": [{"s": "a", "pattern": OVERSIZE["ab-10000"][0]}]})
+    assert v.backend == "jsonschema"
+    assert v.is_valid({"s": "a", "pattern": OVERSIZE["ab-10000"][0]}) is True and v.is_valid({"s": "a"}) is False
+
+
+#: legitimate patterns: all within the default bound, in the linear engine, jsonschema-rs' verdicts
+LEGIT = [
+    ("^[a-z]{1,64}$", ["abc", "a" * 64], ["a" * 65, "Abc", ""]),
+    ("^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+     "(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$", ["a.b@example.com", "x@y"], ["a@-b.com", "@x", "a@b..c"]),
+    ("^https?://(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,63}(?::[0-9]{1,5})?(?:/[^\\s]*)?$",
+     ["https://example.com/a?b=c", "http://a.b.io:8080"], ["ftp://example.com", "https://example.com/a b", "https://-a.com"]),
+    ("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", [str(uuid.UUID(int=7))], ["0-0-0-0-0"]),
+    ("^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(?:\\.\\d+)?(?:Z|[+-]\\d{2}:\\d{2})$", ["2026-12-02T08:00:00Z"], ["2026-12-02"]),
+]
+
+
+@pytest.mark.parametrize("pattern, good, bad", LEGIT)
+def test_legitimate_patterns_stay_in_the_linear_engine(pattern, good, bad):
+    plan = plan_patterns([{"pattern": pattern}], Limits())
+    assert isinstance(plan.options, jsonschema_rs.RegexOptions) and plan.oversize == ()
+    v = compile_validator({"type": "string", "pattern": pattern})
+    assert v.backend == "jsonschema-rs" and v._guard is None
+    before = jsonschema_rs.validator_for({"pattern": pattern})  # jsonschema-rs' default engine
+    for text in good + bad:
+        assert v.is_valid(text) is before.is_valid(text) is (text in good), text
+
+
+def test_a_unicode_property_class_is_over_the_default_and_keeps_its_verdicts():
+    # \\p{L} alone compiles to ~43 KB (a UTF-8 automaton): the fallback at the default bound, the
+    # linear engine at serdes.regex.size.limit=65536; the same verdicts either way
+    pattern = "^[\\p{L} .'-]+$"
+    texts = {"Ren\u00e9e O'Neil": True, "\u0416\u0443\u043a": True, "R2D2": False, "a\n": False, "": False}
+    before = jsonschema_rs.validator_for({"pattern": pattern})
+    for limits, backend in ((Limits(), "jsonschema"), (Limits(regex_size_limit=65536), "jsonschema-rs")):
+        v = compile_validator({"pattern": pattern}, limits=limits)
+        assert v.backend == backend
+        for text, verdict in texts.items():
+            assert v.is_valid(text) is before.is_valid(text) is verdict, (backend, text)
+
+
+def test_a_backtracking_pattern_with_huge_plain_parts_is_refused_by_name():
+    # fancy-regex hands a pattern's parts without backreferences or lookaround to the regex crate,
+    # one uninterruptible match each, which the step limit does not count: the same size bound
+    # applies to them, and past it no engine can run the pattern within a budget
+    for pattern in ("(a)\\1(?:\\w|\\W){4000}[0-9]$", "(?=a)[ab]*a[ab]{10000}c"):
+        with pytest.raises(serdes.SchemaMismatchError, match=r"needs backtracking.*serdes\.regex\.size\.limit=32768") as e:
+            compile_validator({"type": "string", "pattern": pattern})
+        assert repr(pattern)[:40] in str(e.value)
+    # parts within the bound: the guard runs it, and the bound is the one it was planned with
+    small = "(a)\\1[ab]*a[ab]{100}c"
+    assert plan_patterns([{"pattern": small}], Limits()).backtracking == (small,)
+    with pytest.raises(serdes.SchemaMismatchError, match=r"serdes\.regex\.size\.limit=4096"):
+        plan_patterns([{"pattern": small}], Limits(regex_size_limit=4096))
+    # an oversize pattern next to a backtracking one, or one the fallback cannot read as
+    # jsonschema-rs does: refused, naming both
+    big = OVERSIZE["ab-10000"][0]
+    for other, reason in (("^(?!eo:)", "needs backtracking"), ("^[\\S\\d]$", "inside a character class")):
+        with pytest.raises(serdes.SchemaMismatchError, match=reason) as e:
+            compile_validator({"properties": {"a": {"pattern": big}, "b": {"pattern": other}}})
+        assert repr(big) in str(e.value) and "serdes.regex.size.limit=32768" in str(e.value)
+
+
+def test_the_size_limit_is_a_conf_key(implementation):
+    from serdes.json import JSONDeserializer, JSONSerializer
+
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "(a)\\1[ab]*a[ab]{100}c"}}}
+    good = {"s": "aaa" + "b" * 100 + "c"}
+    assert json.loads(JSONSerializer(json.dumps(schema), _registry())(good, CTX)[5:]) == good  # the default bound admits it
+    reg = _registry()
+    with pytest.raises(serdes.SchemaMismatchError, match=r"serdes\.regex\.size\.limit=4096"):
+        JSONSerializer(json.dumps(schema), reg, conf={"serdes.regex.size.limit": 4096})({"s": "x"}, CTX)
+    sid = reg.register_schema("t-value", Schema(json.dumps(schema), "JSON"))
+    de = JSONDeserializer(None, schema_registry_client=reg, conf={"serdes.regex.size.limit": 4096})
+    with pytest.raises(serdes.SchemaMismatchError, match=r"serdes\.regex\.size\.limit=4096"):
+        de(b"\x00" + sid.to_bytes(4, "big") + b'{"s": "x"}', CTX)
+    with pytest.raises(ValueError, match="serdes.regex.size.limit must be a positive int"):
+        JSONSerializer(json.dumps(schema), reg, conf={"serdes.regex.size.limit": 0})
+
+
+@pytest.mark.parametrize("pattern, text, verdict", [e for e in ECMA if not needs_backtracking(e[0])])
+def test_the_fallback_reads_a_routed_pattern_as_jsonschema_rs_does(pattern, text, verdict):
+    # serdes.regex.size.limit=1 routes every pattern the regex crate compiles to the Python fallback
+    v = compile_validator({"pattern": pattern}, limits=Limits(regex_size_limit=1))
+    if plan_patterns([{"pattern": pattern}], Limits(regex_size_limit=1)).oversize:
+        assert v.backend == "jsonschema"
+    assert v.is_valid(text) is verdict
+
+
+_ATOMS = ["a", "b", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", ".", "[ab]", "[^a]", "[\\d_]", "[\\s-]", "\\b", "\\B",
+          "\u00e9", "\\u00e9", "\\x41", "\\cJ", "\\p{L}", "\\P{Lu}", "\\u{1F600}", "\\.", "\\-", "-", "{", "}", "1",
+          "\\n", "(a|\\d)", "(?:b|\\s)", "^", "$"]
+_QUANT = ["", "", "*", "+", "?", "{2}", "{1,3}", "*?", "{2,}"]
+_CHARS = ["a", "b", "1", "\u0661", "\u00e9", "\u00c9", "\n", "\r", "\u2028", "\xa0", "\ufeff", " ", "_", "A",
+          "\U0001f600", "-", ".", "{", "\x1c", "\x85", "\u200b", "\u0301", "\t"]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(_ATOMS), st.sampled_from(_QUANT)), min_size=1, max_size=5),
+       st.lists(st.lists(st.sampled_from(_CHARS), max_size=6).map("".join), min_size=1, max_size=8))
+def test_ecma_translation_gives_the_linear_engine_s_verdicts(parts, texts):
+    from serdes.json._ecma import Untranslatable, to_python
+
+    pattern = "".join(a + ("" if a in ("\\b", "\\B", "{", "}", "^", "$") else q) for a, q in parts)
+    try:
+        rs = jsonschema_rs.validator_for({"pattern": pattern}, pattern_options=jsonschema_rs.RegexOptions())
+    except Exception:  # noqa: BLE001 - not a pattern jsonschema-rs' linear engine compiles: nothing to compare
+        return
+    try:
+        python = regex.compile(to_python(pattern))
+    except Untranslatable:  # refused, never guessed (a routed schema with it is a SchemaMismatchError)
+        return
+    for text in texts:
+        assert (python.search(text) is not None) is rs.is_valid(text), (pattern, to_python(pattern), text)
 
 
 # -- finding 10: Protobuf message lookup by index ------------------------------------------------------

@@ -2,7 +2,9 @@
 
 jsonschema-rs validates everything it can read. What it cannot read -- a Python value a serializer
 is given that is not JSON data (``datetime``, non-string keys, ``bytes``), or a schema it does not
-compile for another reason than a ``$ref`` or a ``pattern`` -- is validated with confluent-kafka's
+compile for another reason than a ``$ref`` or a ``pattern``, or whose pattern compiles to more than
+``serdes.regex.size.limit`` (:mod:`serdes.json._patterns`; those patterns it reads as jsonschema-rs
+does, :mod:`serdes.json._ecma`) -- is validated with confluent-kafka's
 ``jsonschema`` validator class, extended here so that a hostile schema cannot stall the process:
 
 * ``pattern``, ``patternProperties`` and ``additionalProperties`` match with the ``regex`` module

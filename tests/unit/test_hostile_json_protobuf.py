@@ -420,6 +420,17 @@ def test_a_backtracking_pattern_with_huge_plain_parts_is_refused_by_name():
         assert repr(big) in str(e.value) and "serdes.regex.size.limit=32768" in str(e.value)
 
 
+def test_a_fetched_document_s_oversize_pattern_routes_the_schema_too():
+    # a remote $ref's document is known only once jsonschema-rs fetched it: the bounded linear
+    # engine refuses its pattern, the plan is made again with it and routes the schema
+    from serdes.json._validator import _compile_rs
+
+    big = OVERSIZE["ab-10000"][0]
+    parsed = {"items": {"$ref": "https://schemas.example/big.json"}}
+    rs, plan = _compile_rs(parsed, None, [parsed], lambda uri: {"pattern": big}, Limits())
+    assert rs is None and plan.options is None and plan.oversize == (big,) and big in plan.ecma
+
+
 def test_the_size_limit_is_a_conf_key(implementation):
     from serdes.json import JSONDeserializer, JSONSerializer
 

@@ -29,8 +29,17 @@ class Limits:
     #: nesting depth of a schema (named types inside named types, nested arrays/maps)
     max_schema_depth: int = 256
     #: seconds the regular-expression matching of one validation may take, all matches together,
-    #: where the linear-time engine cannot run the JSON Schema patterns (serdes.json's fallback)
+    #: where the linear-time engine cannot run the JSON Schema patterns (backreferences, lookaround:
+    #: jsonschema-rs' backtracking engine; serdes.json's Python fallback)
     regex_timeout: float = 0.1
+    #: backtracking steps one match of a JSON Schema pattern may take in jsonschema-rs' backtracking
+    #: engine (fancy-regex's own default); more is a ValidationError, never a silent non-match
+    regex_backtrack_limit: int = 1_000_000
+    #: bytes a JSON Schema pattern may compile to in jsonschema-rs' engines (the regex crate's
+    #: ``size_limit``): a match cannot be interrupted and costs up to ~0.35 ns per compiled byte
+    #: per character, so this bounds every match's cost per character; a pattern over it runs in
+    #: serdes.json's Python fallback within ``regex_timeout``, or the schema is refused
+    regex_size_limit: int = 32 << 10
     #: schema references one Protobuf or JSON schema may pull from the registry, transitively (each
     #: is a registry request); the chain depth is bounded by ``max_schema_depth``
     max_references: int = 1000

@@ -150,8 +150,8 @@ def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: A
             return from_dict(obj, ctx)
         return obj
 
-    if limit is not None:
-        return decode
+    if limit is not None or (validator is not None and validator.guarded):
+        return decode  # the guard raises its typed error once, from decode (not again after a fast path)
     if loads is orjson.loads:
         return ParseStep(loads, is_valid, from_dict, decode)
     return decode

@@ -2,7 +2,9 @@
 
 jsonschema-rs validates everything it can read. What it cannot read -- a Python value a serializer
 is given that is not JSON data (``datetime``, non-string keys, ``bytes``), or a schema it does not
-compile for another reason than a ``$ref`` or a ``pattern`` -- is validated with confluent-kafka's
+compile for another reason than a ``$ref`` or a ``pattern``, or whose pattern compiles to more than
+``serdes.regex.size.limit`` (:mod:`serdes.json._patterns`; those patterns it reads as jsonschema-rs
+does, :mod:`serdes.json._ecma`) -- is validated with confluent-kafka's
 ``jsonschema`` validator class, extended here so that a hostile schema cannot stall the process:
 
 * ``pattern``, ``patternProperties`` and ``additionalProperties`` match with the ``regex`` module
@@ -21,7 +23,7 @@ import time
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Callable, Iterator
+from typing import AbstractSet, Any, Callable, Iterator
 
 import regex
 
@@ -101,31 +103,60 @@ def _compiled(pattern: str) -> Any:
 _DATA_KEYWORDS = ("const", "enum", "default", "examples")
 
 
-def precompile_patterns(schemas: Any) -> None:
+def precompile_patterns(schemas: Any, ecma: AbstractSet[str] = frozenset()) -> None:
     """Compile (and size-check) every ``pattern`` and ``patternProperties`` regex in ``schemas``
     now, so a pattern too large for the ``regex`` module is a SchemaMismatchError when the schema
     is compiled rather than on a record. Iterative; data keywords (``const``, ``enum``, ...) are
-    not schemas and are skipped."""
+    not schemas and are skipped. Patterns in ``ecma`` are read as jsonschema-rs reads them."""
+
+    def _compile(p: str) -> None:
+        (_compiled_ecma if p in ecma else _compiled)(p)
+
     level = list(schemas)
     while level:
         nxt: list[Any] = []
         for node in level:
             if isinstance(node, dict):
                 if isinstance(node.get("pattern"), str):
-                    _compiled(node["pattern"])
+                    _compile(node["pattern"])
                 props = node.get("patternProperties")
                 if isinstance(props, dict):
                     for p in props:
                         if isinstance(p, str):
-                            _compiled(p)
+                            _compile(p)
                 nxt.extend(v for k, v in node.items() if k not in _DATA_KEYWORDS and isinstance(v, (dict, list)))
             elif isinstance(node, list):
                 nxt.extend(v for v in node if isinstance(v, (dict, list)))
         level = nxt
 
 
-def _search(pattern: str, text: str) -> bool:
-    compiled = _compiled(pattern)
+# \p{..}/\P{..} (which Python's own parser, used for the size, does not know) as one character
+_PROPERTY_CLASS = re.compile(r"\\[pP]\{[^}]*\}")
+
+
+@lru_cache(maxsize=256)
+def _compiled_ecma(pattern: str) -> Any:
+    """``pattern`` read as jsonschema-rs reads it (:mod:`serdes.json._ecma`), size-checked and compiled."""
+    from ._ecma import Untranslatable, to_python
+
+    try:
+        python = to_python(pattern)
+        too_big = pattern_size(_PROPERTY_CLASS.sub("x", python)) > MAX_PATTERN_SIZE
+    except (Untranslatable, re.error, RecursionError, TypeError, OverflowError) as e:
+        raise SchemaMismatchError(f"JSON Schema pattern {pattern[:200]!r} cannot be read as jsonschema-rs reads it: {e}") from None
+    if too_big:
+        raise SchemaMismatchError(
+            f"JSON Schema pattern {pattern[:200]!r} is too large to compile (more than {MAX_PATTERN_SIZE} "
+            "elements with its counted repeats multiplied out)"
+        )
+    try:
+        return regex.compile(python)
+    except (regex.error, TypeError, RecursionError, MemoryError) as e:
+        raise SchemaMismatchError(f"JSON Schema pattern {pattern[:200]!r} cannot be read as jsonschema-rs reads it: {e}") from None
+
+
+def _search(pattern: str, text: str, ecma: bool = False) -> bool:
+    compiled = _compiled_ecma(pattern) if ecma else _compiled(pattern)
     deadline = _budget.deadline
     if deadline is None:  # not inside a bounded validation (should not happen): bound it anyway
         deadline = time.monotonic() + (_budget.timeout or 0.1)
@@ -162,15 +193,16 @@ def is_multiple_of(instance: Any, divisor: Any) -> bool:
         return False
 
 
-def bounded_validator_class(cls: Any) -> Any:
-    """``cls`` (a ``jsonschema`` validator class) with bounded regex keywords and decimal ``multipleOf``."""
+def bounded_validator_class(cls: Any, ecma: AbstractSet[str] = frozenset()) -> Any:
+    """``cls`` (a ``jsonschema`` validator class) with bounded regex keywords and decimal ``multipleOf``;
+    the patterns in ``ecma`` are read as jsonschema-rs reads them, the others as Python does."""
     import jsonschema
     from jsonschema.validators import extend as _extend
 
     extend: Callable[..., Any] = _extend  # the stubs leave extend() unannotated
 
     def pattern(validator: Any, patrn: Any, instance: Any, schema: Any) -> Iterator[Any]:
-        if validator.is_type(instance, "string") and not _search(patrn, instance):
+        if validator.is_type(instance, "string") and not _search(patrn, instance, patrn in ecma):
             yield jsonschema.ValidationError(f"{instance!r} does not match {patrn!r}")
 
     def pattern_properties(validator: Any, patterns: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -178,7 +210,7 @@ def bounded_validator_class(cls: Any) -> Any:
             return
         for patrn, subschema in patterns.items():
             for k, v in instance.items():
-                if isinstance(k, str) and _search(patrn, k):
+                if isinstance(k, str) and _search(patrn, k, patrn in ecma):
                     yield from validator.descend(v, subschema, path=k, schema_path=patrn)
 
     def additional_properties(validator: Any, additional: Any, instance: Any, schema: Any) -> Iterator[Any]:
@@ -188,7 +220,7 @@ def bounded_validator_class(cls: Any) -> Any:
         patterns = list(schema.get("patternProperties", {}))
         extras = [
             k for k in instance
-            if k not in properties and not (isinstance(k, str) and any(_search(p, k) for p in patterns))
+            if k not in properties and not (isinstance(k, str) and any(_search(p, k, p in ecma) for p in patterns))
         ]
         if validator.is_type(additional, "object"):
             for k in extras:

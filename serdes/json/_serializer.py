@@ -154,6 +154,13 @@ def _make_encoder(
 
     if not default_codec:
         return slow  # a user codec: keep every check explicit
+    if validator is not None and validator.guarded:
+        # patterns under the regex budget: its guard raises from is_valid, so take the path that
+        # raises typed errors at once (the guard runs once, not again after a fast path)
+        def encode_guarded(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+            return slow(to_dict(obj, ctx) if to_dict is not None else obj, ctx)
+
+        return encode_guarded
 
     # One closure per check, for every configuration: a to_dict of None and a missing validator
     # cost one test each per record (no call, no extra frame).

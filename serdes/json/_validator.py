@@ -18,8 +18,9 @@ the same semantics:
 
 Untrusted schemas (docs/security.md): a ``$ref`` outside the schema and its registry references
 is refused (:mod:`serdes.json._refs`), values are depth-checked before a recursive schema
-validates them (:mod:`serdes.json._depth`), and an unknown ``$schema`` meta-schema is read as
-draft 2020-12 (what ``jsonschema`` does), never fetched.
+validates them (:mod:`serdes.json._depth`), patterns run in the linear-time engine unless they
+need backtracking, and then within the regex budget (:mod:`serdes.json._patterns`), and an
+unknown ``$schema`` meta-schema is read as draft 2020-12 (what ``jsonschema`` does), never fetched.
 
 Where jsonschema-rs cannot do the job, the validator is confluent-kafka's ``jsonschema`` validator
 class with bounded regular expressions and decimal ``multipleOf`` (:mod:`serdes.json._pyfallback`):
@@ -38,13 +39,14 @@ fastjsonschema was measured and not used: it is 6-20x slower than jsonschema-rs 
 from __future__ import annotations
 
 import logging
-from typing import Any, Callable, List, Optional, Sequence
+from typing import AbstractSet, Any, Callable, List, Optional, Sequence, Tuple
 
 import jsonschema_rs
 
 from .._errors import SchemaMismatchError, SerdesError, ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._depth import depth_error, exceeds_depth, schema_needs_depth_check, uses_keywords
+from ._patterns import PatternPlan, plan_patterns
 from ._pyfallback import bounded_call, bounded_validator_class, precompile_patterns
 from ._refs import guarded_registry, refused_uri, remote_retriever
 
@@ -85,18 +87,33 @@ class CompiledValidator:
             the schema cannot make validation recurse deeper than the schema itself).
         unchecked_is_valid: ``is_valid`` without the depth check, for callers that bounded the
             depth already.
+
+    ``guard`` (:class:`serdes.json._patterns.PatternGuard`) runs before jsonschema-rs on every
+    value when the schema has patterns that need backtracking: it raises the regex budget's
+    :class:`serdes.ValidationError` (from ``is_valid`` too) instead of letting jsonschema-rs give a
+    verdict for a match it could not finish.
     """
 
-    __slots__ = ("backend", "is_valid", "max_depth", "unchecked_is_valid", "_rs", "_py", "_py_factory")
+    __slots__ = ("backend", "is_valid", "max_depth", "unchecked_is_valid", "_rs", "_py", "_py_factory", "_guard")
 
-    def __init__(self, rs: Any, py_factory: Callable[[], Any], max_depth: Optional[int] = None) -> None:
+    def __init__(
+        self, rs: Any, py_factory: Callable[[], Any], max_depth: Optional[int] = None,
+        guard: Optional[Callable[[Any], None]] = None,
+    ) -> None:
         self._rs = rs
         self._py: Any = None
         self._py_factory = py_factory
+        self._guard = guard
         self.max_depth = max_depth
         if rs is not None:
             self.backend = "jsonschema-rs"
             raw: Callable[[Any], bool] = rs.is_valid
+            if guard is not None:
+                def guarded(value: Any, _guard: Callable[[Any], None] = guard, _raw: Callable[[Any], bool] = raw) -> bool:
+                    _guard(value)
+                    return _raw(value)
+
+                raw = guarded
         else:
             self.backend = "jsonschema"
             self._py = py_factory()
@@ -109,6 +126,12 @@ class CompiledValidator:
                 return not exceeds_depth(value, _limit) and _raw(value)
 
             self.is_valid = is_valid
+
+    @property
+    def guarded(self) -> bool:
+        """Whether values run through the regex budget's guard first (then ``is_valid`` may raise
+        :class:`serdes.ValidationError`, and a fast path would only run the guard twice)."""
+        return self._guard is not None
 
     def _python(self) -> Any:
         if self._py is None:
@@ -123,10 +146,10 @@ class CompiledValidator:
             return False
         try:
             return self.unchecked_is_valid(value)
+        except SerdesError:  # before _UNREADABLE: ValidationError is a ValueError (the regex budget)
+            raise
         except _UNREADABLE:
             return self._python_is_valid(value)
-        except SerdesError:
-            raise
         except RecursionError:  # the Python validator on a deep value under a schema without $ref
             return False
 
@@ -149,7 +172,11 @@ class CompiledValidator:
             return depth_error(self.max_depth)  # type: ignore[arg-type]
         if self._rs is not None:
             try:
+                if self._guard is not None:
+                    self._guard(value)
                 self._rs.validate(value)
+            except ValidationError as e:  # the regex budget
+                return e
             except jsonschema_rs.ValidationError as e:
                 return _error(list(e.instance_path), e.message, list(e.schema_path))
             except _UNREADABLE:
@@ -253,7 +280,11 @@ def _typed_refs(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return call
 
 
-def _python_factory(parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[[], Any]:
+def _python_factory(
+    parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIMITS, ecma: AbstractSet[str] = frozenset()
+) -> Callable[[], Any]:
+    """The Python fallback's builder; the patterns in ``ecma`` it reads as jsonschema-rs does."""
+
     def build() -> Any:
         from jsonschema.validators import validator_for
 
@@ -265,9 +296,9 @@ def _python_factory(parsed: Any, ref_registry: Any, limits: Limits = DEFAULT_LIM
                 "the schema needs the Python validator and combines unevaluatedProperties with "
                 "patternProperties, whose regexes it cannot run within serdes.regex.timeout"
             )
-        precompile_patterns(resources)
+        precompile_patterns(resources, ecma)
 
-        cls = bounded_validator_class(validator_for(parsed))
+        cls = bounded_validator_class(validator_for(parsed), ecma)
         # always a registry of our own: without one, jsonschema fetches remote $refs itself
         registry = guarded_registry(ref_registry, limits.allow_remote_refs)
         return _BoundedPython(cls(parsed, registry=registry), limits.regex_timeout)
@@ -305,7 +336,6 @@ def compile_validator(
     import jsonschema
     from jsonschema.validators import validator_for
 
-    py_factory = _python_factory(parsed, ref_registry, limits)
     retriever = remote_retriever(limits.allow_remote_refs)
     refused: List[SchemaMismatchError] = []  # jsonschema-rs wraps what its retriever raises
 
@@ -319,10 +349,10 @@ def compile_validator(
     references = {uri: ref_registry[uri].contents for uri in ref_registry} if ref_registry is not None else {}
     max_depth = limits.max_depth if schema_needs_depth_check(parsed, references, limits.max_depth) else None
     rs = None
+    plan: Optional[PatternPlan] = None
     if backend in (None, "jsonschema-rs"):
         try:
-            cls = _DRAFT_CLASSES[_root_draft(parsed)]
-            rs = cls(parsed, registry=_rs_registry(ref_registry, parsed, retrieve), retriever=retrieve, validate_formats=False)
+            rs, plan = _compile_rs(parsed, ref_registry, [parsed, *references.values()], retrieve, limits)
         except SchemaMismatchError:
             raise
         except Exception as e:  # noqa: BLE001 - any other failure means "use the Python validator"
@@ -331,11 +361,64 @@ def compile_validator(
             if backend == "jsonschema-rs":
                 raise SchemaMismatchError(f"jsonschema-rs cannot compile the schema: {_shorten(str(e))}") from e
             log.debug("jsonschema-rs cannot compile a schema, using jsonschema: %s", e)
+        if rs is None and plan is not None and backend == "jsonschema-rs":
+            raise SchemaMismatchError(
+                f"jsonschema-rs cannot run JSON Schema pattern {plan.oversize[0][:200]!r} within "
+                f"serdes.regex.size.limit={limits.regex_size_limit} bytes"
+            )
+    # a plan that routed the schema here for the size of a pattern: its patterns read as jsonschema-rs does
+    py_factory = _python_factory(parsed, ref_registry, limits, plan.ecma if plan is not None else frozenset())
     if rs is None:
         try:
-            validator_for(parsed).check_schema(parsed)
+            if plan is not None and plan.ecma:
+                # ECMA-262 patterns jsonschema-rs compiled already: not Python's format "regex" check
+                validator_for(parsed).check_schema(parsed, format_checker=None)  # type: ignore[call-arg]  # the stubs' Protocol lacks it
+            else:
+                validator_for(parsed).check_schema(parsed)
         except jsonschema.SchemaError as e:
             raise SchemaMismatchError(f"not a valid JSON Schema: {_shorten(e.message)}") from e
         except RecursionError:  # a pattern (its format: regex check) or a schema nested too deeply
             raise SchemaMismatchError("not a valid JSON Schema: nested too deeply to check") from None
-    return CompiledValidator(rs, py_factory, max_depth)
+    return CompiledValidator(rs, py_factory, max_depth, plan.guard(limits) if plan is not None and rs is not None else None)
+
+
+def _compile_rs(
+    parsed: Any, ref_registry: Any, documents: List[Any], retrieve: Callable[[str], Any], limits: Limits
+) -> Tuple[Any, PatternPlan]:
+    """The jsonschema-rs validator of ``parsed`` with the pattern engine :func:`plan_patterns` picks
+    for its documents (``None`` when the plan routes the schema to the Python fallback), and that plan. Documents a remote ``$ref`` fetched while compiling (only
+    with ``serdes.allow.remote.refs``) join the plan: their backtracking patterns are guarded too."""
+    fetched: List[Any] = []
+
+    def fetching(uri: str) -> Any:
+        doc = retrieve(uri)
+        fetched.append(doc)
+        return doc
+
+    def compile_with(plan: PatternPlan) -> Any:
+        cls = _DRAFT_CLASSES[_root_draft(parsed)]
+        return cls(
+            parsed, registry=_rs_registry(ref_registry, parsed, fetching), retriever=fetching,
+            validate_formats=False, pattern_options=plan.options,
+        )
+
+    plan = plan_patterns(documents, limits)
+    if plan.options is None:
+        return None, plan  # a pattern over serdes.regex.size.limit: the Python fallback
+    try:
+        rs = compile_with(plan)
+    except SchemaMismatchError:
+        raise
+    except Exception:
+        if not fetched:
+            raise
+        # the engine refused a pattern of a fetched document: plan again with it
+        again = plan_patterns(documents + fetched, limits)
+        if again.options is None:
+            return None, again
+        if again.backtracking == plan.backtracking:
+            raise
+        return compile_with(again), again
+    if fetched and plan.backtracking:
+        plan = plan_patterns(documents + fetched, limits)
+    return rs, plan

@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import threading
+from collections import OrderedDict
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 from urllib.parse import quote
 
@@ -52,6 +54,8 @@ __all__ = [
     "fetch_version",
     "build_pool",
     "message_at",
+    "message_index",
+    "MessageIndex",
     "index_path",
     "first_message_name",
 ]
@@ -365,27 +369,85 @@ def _parse(
         raise
 
 
+class MessageIndex:
+    """Confluent message-index paths of one file's messages, both ways.
+
+    The file's top-level messages (in declaration order: the order message indexes count in) are
+    read once, in O(N) -- ``FileDescriptor`` has no ordered sequence of them, only a copy of the
+    whole file (``CopyToProto``) and a by-name lookup per message -- so that every later lookup
+    costs O(depth) (nested types are an indexable sequence), whatever the number of messages.
+    """
+
+    __slots__ = ("fd", "_top", "_positions")
+
+    def __init__(self, fd: FileDescriptor) -> None:
+        self.fd = fd
+        self._top: Optional[Sequence[Descriptor]] = None
+        self._positions: Optional[Dict[str, int]] = None
+
+    def top_level(self) -> Sequence[Descriptor]:
+        if self._top is None:
+            self._top = tuple(_top_level(self.fd))
+        return self._top
+
+    def message_at(self, indexes: Sequence[int]) -> Descriptor:
+        """The message a message-index path points at (``[0]`` = first top-level message).
+
+        Raises:
+            CorruptPayloadError: an index is out of range for the schema.
+        """
+        if not indexes:
+            indexes = (0,)
+        messages: Sequence[Descriptor] = self.top_level()
+        desc: Optional[Descriptor] = None
+        where = "the schema's top-level messages"
+        for i in indexes:
+            if i < 0 or i >= len(messages):
+                raise CorruptPayloadError(
+                    f"message index {i} out of range (message indexes {list(indexes)}; {where} has {len(messages)})"
+                )
+            desc = messages[i]
+            messages = desc.nested_types
+            where = f"message {desc.full_name}"
+        assert desc is not None
+        return desc
+
+    def position(self, desc: Descriptor) -> int:
+        """The index of top-level message ``desc`` in the file."""
+        if self._positions is None:
+            self._positions = {m.full_name: i for i, m in enumerate(self.top_level())}
+        return self._positions[desc.full_name]
+
+
+#: files whose :class:`MessageIndex` is kept (least recently used evicted first); each entry holds
+#: its ``FileDescriptor`` (so its ``id`` is not reused while cached) and one reference per message
+MESSAGE_INDEX_CACHE_SIZE = 64
+_message_indexes: "OrderedDict[int, MessageIndex]" = OrderedDict()
+_message_indexes_lock = threading.Lock()
+
+
+def message_index(fd: FileDescriptor) -> MessageIndex:
+    """The (cached, bounded LRU) :class:`MessageIndex` of ``fd``."""
+    key = id(fd)
+    with _message_indexes_lock:
+        index = _message_indexes.get(key)
+        if index is not None and index.fd is fd:
+            _message_indexes.move_to_end(key)
+            return index
+        index = _message_indexes[key] = MessageIndex(fd)
+        while len(_message_indexes) > MESSAGE_INDEX_CACHE_SIZE:
+            _message_indexes.popitem(last=False)
+        return index
+
+
 def message_at(fd: FileDescriptor, indexes: Sequence[int]) -> Descriptor:
-    """The message a Confluent message-index path points at (``[0]`` = first top-level message).
+    """The message a Confluent message-index path points at (``[0]`` = first top-level message);
+    O(depth) after the file's first lookup (:class:`MessageIndex`).
 
     Raises:
         CorruptPayloadError: an index is out of range for the schema.
     """
-    if not indexes:
-        indexes = (0,)
-    messages: List[Descriptor] = _top_level(fd)
-    desc: Optional[Descriptor] = None
-    where = "the schema's top-level messages"
-    for i in indexes:
-        if i < 0 or i >= len(messages):
-            raise CorruptPayloadError(
-                f"message index {i} out of range (message indexes {list(indexes)}; {where} has {len(messages)})"
-            )
-        desc = messages[i]
-        messages = list(desc.nested_types)
-        where = f"message {desc.full_name}"
-    assert desc is not None
-    return desc
+    return message_index(fd).message_at(indexes)
 
 
 def _top_level(fd: FileDescriptor) -> List[Descriptor]:
@@ -403,7 +465,7 @@ def index_path(desc: Descriptor) -> List[int]:
         parent = cur.containing_type
         path.append(list(parent.nested_types).index(cur))
         cur = parent
-    path.append(_top_level(cur.file).index(cur) if cur.file is not None else 0)
+    path.append(message_index(cur.file).position(cur) if cur.file is not None else 0)
     path.reverse()
     return path
 

@@ -61,6 +61,8 @@ __all__ = [
     "guard_external_uri",
     "json_dumps",
     "json_loads",
+    "avro_schema_loads",
+    "avro_parse_schema_with_repo",
 ]
 
 
@@ -277,6 +279,22 @@ def json_loads() -> Callable[[Any], Any]:
     """confluent-kafka's default JSON decoder (``json_decode`` when none is given, and the parser
     of registry schema strings)."""
     return require(_json_schema_module(), "_json_loads")  # type: ignore[no-any-return]
+
+
+def avro_schema_loads(schema_str: str) -> Any:
+    """confluent-kafka's ``common.avro._schema_loads``: an Avro schema string as the ``Schema``
+    its ``_get_parsed_schema`` parses (a primitive declaration wrapped in ``{"type": ...}``)."""
+    from confluent_kafka.schema_registry.common import avro
+
+    return require(avro, "_schema_loads")(schema_str)
+
+
+def avro_parse_schema_with_repo(schema_str: str, named_schemas: Dict[str, Any]) -> Any:
+    """confluent-kafka's ``parse_schema_with_repo``: ``schema_str`` parsed by fastavro with the
+    named schemas of its references."""
+    from confluent_kafka.schema_registry.common import avro
+
+    return require(avro, "parse_schema_with_repo")(schema_str, named_schemas)
 
 
 # -- builders -------------------------------------------------------------------------------------

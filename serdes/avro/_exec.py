@@ -32,7 +32,7 @@ import linecache
 import re
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Dict, List, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, List, Set, Tuple
 
 from .._errors import SchemaMismatchError
 
@@ -67,7 +67,7 @@ def _locals(fn: ast.FunctionDef) -> Set[str]:
     return names
 
 
-def _verify_function(fn: ast.FunctionDef, known: Set[str], entry: str) -> None:
+def _verify_function(fn: ast.FunctionDef, known: AbstractSet[str], entry: str) -> None:
     """Check one top-level function: ``known`` are the names it may read besides its locals."""
     if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
         raise _Rejected(f"unexpected signature of {fn.name}")
@@ -111,9 +111,11 @@ def _compile_functions(src: str, filename: str, ns: Dict[str, Any], entry: str) 
     functions by the generators, and the whole module's tree would cost ~3 KB per line), with
     line numbers of the whole source."""
     parts = _functions(src)
-    names = [name for name, _, _ in parts]
-    if len(set(names)) != len(names):
-        raise _Rejected("a function is defined twice")
+    names: List[str] = []
+    for name, offset, _ in parts:
+        if name in names:
+            raise _Rejected(f"unexpected top-level statement at line {offset + 1} (a second {name})")
+        names.append(name)
     if entry not in names:
         raise _Rejected(f"no function {entry}")
     known = _BUILTINS | set(names) | set(ns)

@@ -239,11 +239,18 @@ def test_references_count_transitively_against_max_references() -> None:
 
 
 def test_a_reference_chain_deeper_than_max_schema_depth_is_refused() -> None:
+    # each schema references the next without nesting it: the parsed schema is flat, the chain deep
     reg = new_registry()
-    sid = register_diamond(reg, 8)
-    de = AvroDeserializer(reg, conf={"serdes.max.schema.depth": 5})
-    with pytest.raises(SchemaMismatchError, match=r"nested deeper than serdes.max.schema.depth=5"):
-        de(frame(sid, b""), CTX)
+    flat = {"type": "record", "name": "C8", "fields": [{"name": "x", "type": "int"}]}
+    reg.register_schema("C8", Schema(json.dumps(flat), "AVRO"))
+    for i in range(7, -1, -1):
+        flat = {"type": "record", "name": f"C{i}", "fields": [{"name": "x", "type": "int"}]}
+        sid = reg.register_schema(f"C{i}", Schema(json.dumps(flat), "AVRO", [SchemaReference(f"C{i + 1}", f"C{i + 1}", 1)]))
+    assert AvroDeserializer(reg)(frame(sid, b"\x02"), CTX) == {"x": 1}
+    counting = Counting(reg)
+    with pytest.raises(SchemaMismatchError, match=r"'C6' is nested deeper than serdes.max.schema.depth=5"):
+        AvroDeserializer(reg, conf={"serdes.max.schema.depth": 5})(frame(sid, b"\x02"), CTX)
+    assert len(counting.calls) == 5
 
 
 def test_a_cycle_of_references_is_followed_once() -> None:

@@ -629,8 +629,13 @@ class DecoderGenerator(Generator):
             self.function_names[key] = fname
             if keep is not None:
                 self.ns[f"{fname}_r"] = keep
-            with self.emitting(name):
-                self.outline(fname, emit_body, ret, True)
+            # the one function serves every use: messages name its fields from the record's name
+            saved, self.field_path = self.field_path, [str(name)]
+            try:
+                with self.emitting(name):
+                    self.outline(fname, emit_body, ret, True)
+            finally:
+                self.field_path = saved
         self.call(out, ind, fname, target)
 
     def read_record_ref(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
@@ -652,6 +657,7 @@ class DecoderGenerator(Generator):
         # or skipped (name None); then the reader's own fields: a default, or a mismatch
         steps: List[Tuple[Optional[str], Any, Any]] = []
         tail: List[Tuple[str, str]] = []
+        mismatches: List[str] = []
         default_items = 0
         if not r:
             steps = [(f["name"], f["type"], None) for f in w["fields"]]
@@ -667,14 +673,11 @@ class DecoderGenerator(Generator):
                             tail.append((rf["name"], self.const(rf["default"], "dflt")))
                     else:
                         tail.append((rf["name"], "None"))
-                        tail_msg = f"No default value for field {rf['name']} in {r.get('name')}"
-                        steps.append((None, None, tail_msg))  # marker: emitted after the reads
+                        mismatches.append(f"No default value for field {rf['name']} in {r.get('name')}")
                 elif rf is None:
                     steps.append((None, f["type"], None))
                 else:
                     steps.append((rf["name"], f["type"], rf["type"]))
-        mismatches = [m for name, wt, m in steps if name is None and wt is None]
-        steps = [st for st in steps if not (st[0] is None and st[1] is None)]
         parts: List[str] = []
         if len(steps) <= FIELD_GROUP:
             pairs = self.read_fields(out, ind, steps, cond)

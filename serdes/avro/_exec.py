@@ -99,9 +99,12 @@ def _functions(src: str) -> List[Tuple[str, int, str]]:
     if not starts or starts[0][0] != 0:
         raise _Rejected("unexpected top-level statement at line 1")
     out = []
+    line = 0
     for i, (at, name) in enumerate(starts):
         end = starts[i + 1][0] if i + 1 < len(starts) else len(src)
-        out.append((name, src.count("\n", 0, at), src[at:end]))
+        text = src[at:end]
+        out.append((name, line, text))
+        line += text.count("\n")
     return out
 
 

@@ -136,10 +136,13 @@ class _Lowering:
                 if keep is not None:
                     self.keep.append(keep)
                 self.building.add(name)
+                # one node serves every use: messages name its fields from the record's name
+                saved, self.field_path = self.field_path, [str(name)]
                 try:
                     self.nodes[node] = build(True)
                 finally:
                     self.building.discard(name)
+                    self.field_path = saved
             return node
         if name is not None:
             self.building.add(name)

@@ -141,12 +141,15 @@ def test_decimal_in_a_union_of_an_array_names_its_field() -> None:
         de(frame(sid, bad), CTX)
 
 
-def test_serializer_refuses_a_decimal_the_type_cannot_hold() -> None:
+@pytest.mark.parametrize("schema", [DECIMAL_RECORD, FIXED_DECIMAL_RECORD], ids=["bytes", "fixed"])
+def test_serializer_refuses_a_decimal_the_type_cannot_hold(schema: Dict[str, Any]) -> None:
     reg = new_registry()
-    ser = AvroSerializer(reg, json.dumps(DECIMAL_RECORD))
+    ser = AvroSerializer(reg, json.dumps(schema))
     de = AvroDeserializer(reg)
-    for ok in (Decimal("99.99"), Decimal("-0.01"), Decimal("12.3"), Decimal(0)):
-        assert de(ser({"amount": ok}, CTX), CTX) == {"amount": ok}
+    for ok in (Decimal("99.99"), Decimal("-0.01"), Decimal("12.3"), Decimal(0), Decimal("0E+9")):
+        written = ser({"amount": ok}, CTX)
+        assert written[5:] == fastavro_bytes(schema, {"amount": ok})
+        assert de(written, CTX) == {"amount": ok}
     # fastavro writes Decimal("999.9") for decimal(4,2) as the unscaled 99990, five digits
     for bad in (Decimal("999.9"), Decimal("1E+2"), Decimal("-100.00")):
         with pytest.raises(ValidationError, match=r"Price\.amount .*decimal\(4,2\)"):

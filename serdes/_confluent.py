@@ -116,10 +116,10 @@ _COMMON_SERIALIZER = ("_schema_id_serializer", "_auto_register", "_normalize_sch
 _COMMON_DESERIALIZER = ("_schema_id_deserializer", "_use_schema_id")
 FORMAT_ATTRIBUTES: Dict[str, Tuple[str, ...]] = {
     "avro.serializer": _COMMON_SERIALIZER + (
-        "_schema_name", "_parsed_schema", "_to_dict", "_strict", "_strict_allow_default", "_get_parsed_schema",
+        "_schema_name", "_parsed_schema", "_to_dict", "_strict", "_strict_allow_default", "_parsed_schemas",
     ),
     "avro.deserializer": _COMMON_DESERIALIZER + (
-        "_reader_schema", "_from_dict", "_return_record_name", "_get_parsed_schema",
+        "_reader_schema", "_from_dict", "_return_record_name", "_parsed_schemas",
     ),
     "json.serializer": _COMMON_SERIALIZER + (
         "_schema_name", "_parsed_schema", "_to_dict", "_validators_lock", "_parsed_schemas",
@@ -206,7 +206,8 @@ def get_reader_schema(serde: Any, subject: str, fmt: Optional[str] = None) -> An
 
 
 def get_parsed_schema(serde: Any, schema: Any) -> Any:
-    """The format class's ``_get_parsed_schema`` (confluent-kafka's, or serdes' override of it)."""
+    """The format class's ``_get_parsed_schema`` (serdes' override of confluent-kafka's: Avro's
+    and JSON's resolve references within serdes' limits)."""
     return serde._get_parsed_schema(schema)
 
 

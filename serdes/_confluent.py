@@ -64,6 +64,8 @@ __all__ = [
     "json_dumps",
     "json_loads",
     "failed_response",
+    "avro_schema_loads",
+    "avro_parse_schema_with_repo",
 ]
 
 
@@ -117,10 +119,10 @@ _COMMON_SERIALIZER = ("_schema_id_serializer", "_auto_register", "_normalize_sch
 _COMMON_DESERIALIZER = ("_schema_id_deserializer", "_use_schema_id")
 FORMAT_ATTRIBUTES: Dict[str, Tuple[str, ...]] = {
     "avro.serializer": _COMMON_SERIALIZER + (
-        "_schema_name", "_parsed_schema", "_to_dict", "_strict", "_strict_allow_default", "_get_parsed_schema",
+        "_schema_name", "_parsed_schema", "_to_dict", "_strict", "_strict_allow_default", "_parsed_schemas",
     ),
     "avro.deserializer": _COMMON_DESERIALIZER + (
-        "_reader_schema", "_from_dict", "_return_record_name", "_get_parsed_schema",
+        "_reader_schema", "_from_dict", "_return_record_name", "_parsed_schemas",
     ),
     "json.serializer": _COMMON_SERIALIZER + (
         "_schema_name", "_parsed_schema", "_to_dict", "_validators_lock", "_parsed_schemas",
@@ -207,7 +209,8 @@ def get_reader_schema(serde: Any, subject: str, fmt: Optional[str] = None) -> An
 
 
 def get_parsed_schema(serde: Any, schema: Any) -> Any:
-    """The format class's ``_get_parsed_schema`` (confluent-kafka's, or serdes' override of it)."""
+    """The format class's ``_get_parsed_schema`` (serdes' override of confluent-kafka's: Avro's
+    and JSON's resolve references within serdes' limits)."""
     return serde._get_parsed_schema(schema)
 
 
@@ -316,6 +319,22 @@ def json_loads() -> Callable[[Any], Any]:
     """confluent-kafka's default JSON decoder (``json_decode`` when none is given, and the parser
     of registry schema strings)."""
     return require(_json_schema_module(), "_json_loads")  # type: ignore[no-any-return]
+
+
+def avro_schema_loads(schema_str: str) -> Any:
+    """confluent-kafka's ``common.avro._schema_loads``: an Avro schema string as the ``Schema``
+    its ``_get_parsed_schema`` parses (a primitive declaration wrapped in ``{"type": ...}``)."""
+    from confluent_kafka.schema_registry.common import avro
+
+    return require(avro, "_schema_loads")(schema_str)
+
+
+def avro_parse_schema_with_repo(schema_str: str, named_schemas: Dict[str, Any]) -> Any:
+    """confluent-kafka's ``parse_schema_with_repo``: ``schema_str`` parsed by fastavro with the
+    named schemas of its references."""
+    from confluent_kafka.schema_registry.common import avro
+
+    return require(avro, "parse_schema_with_repo")(schema_str, named_schemas)
 
 
 # -- builders -------------------------------------------------------------------------------------

@@ -41,8 +41,12 @@ class Limits:
     #: serdes.json's Python fallback within ``regex_timeout``, or the schema is refused
     regex_size_limit: int = 32 << 10
     #: schema references one Protobuf or JSON schema may pull from the registry, transitively (each
-    #: is a registry request); the chain depth is bounded by ``max_schema_depth``
+    #: is a registry request), and one Avro schema may list, transitively (each edge counted, each
+    #: subject version fetched once); the chain depth is bounded by ``max_schema_depth``
     max_references: int = 1000
+    #: fields of all records of one Avro schema: generating and compiling its decoder/encoder costs
+    #: time linear in them (~1 ms per field), paid when the schema is first seen
+    max_fields: int = 10_000
     #: resolve JSON Schema ``$ref`` to ``http(s)://`` targets outside the schema and its registry
     #: references (off: such a ``$ref`` is a SchemaMismatchError; on: fetched with confluent-kafka's
     #: guard -- public addresses only, no redirects). ``file://`` and other schemes are always refused.

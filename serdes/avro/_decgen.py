@@ -48,8 +48,10 @@ from fastavro.read import LOGICAL_READERS
 
 from .._errors import SchemaMismatchError
 from .._limits import Limits
-from ._generator import COMPOSITE, Generator, Unsupported, is_raw_bytes, named_types, parse, type_of
-from ._runtime import DECODER_NAMESPACE
+from ._generator import (
+    COMPOSITE, FIELD_GROUP, Generator, Unsupported, is_raw_bytes, named_types, parse, type_of,
+)
+from ._runtime import DECODER_NAMESPACE, DecimalSpec, default_copier
 
 _fa_match_schemas: Optional[Callable[..., Any]]
 _fa_match_types: Optional[Callable[..., Any]]
@@ -61,7 +63,7 @@ except Exception:  # pragma: no cover - fastavro layout change
     _fa_match_types = None
 
 __all__ = [
-    "DecoderGenerator", "decoder_schemas", "enum_table", "is_plain_decimal", "logical_reader", "match_schemas",
+    "DecoderGenerator", "decimal_spec", "decoder_schemas", "enum_table", "is_plain_decimal", "logical_reader", "match_schemas",
     "match_types", "promotion", "resolve_fields", "union_branch_name", "union_branch_reader",
 ]
 
@@ -128,6 +130,11 @@ def is_plain_decimal(key: str, w: Any) -> bool:
     """A decimal whose precision and scale are ints (precision > 0): built without fastavro's reader."""
     return key in _DECIMAL_KEYS and type(w.get("precision")) is int and type(w.get("scale", 0)) is int \
         and w["precision"] > 0
+
+
+def decimal_spec(w: Any, where: str) -> DecimalSpec:
+    """The bounds of plain decimal ``w`` (:func:`is_plain_decimal`) at ``where`` (for messages)."""
+    return DecimalSpec(w["precision"], w.get("scale", 0), where)
 
 
 def promotion(rt: str, r: Any) -> Optional[str]:
@@ -248,6 +255,8 @@ class DecoderGenerator(Generator):
         self.in_outlined = False
         # the entry function uses the items budget _n (blocks or outlined calls)
         self.uses_budget = False
+        # the record fields around the code being emitted (for messages)
+        self.field_path: List[str] = []
 
     # -- the modules ------------------------------------------------------------------------------
     def _entry(self, sig: str, body: List[str], tail: List[str]) -> str:
@@ -490,12 +499,7 @@ class DecoderGenerator(Generator):
             if builtin and key in _INLINE_LOGICAL:
                 out.append(f"{ind}{t} = " + _INLINE_LOGICAL[key].format(v=t))
             elif builtin and is_plain_decimal(key, w):
-                ctxn = self.const(Context(prec=w["precision"]), "dctx")
-                scale = self.const(-w.get("scale", 0), "scale")
-                out.append(
-                    f"{ind}{t} = {ctxn}.create_decimal(int.from_bytes({t}, 'big', signed=True))"
-                    f".scaleb({scale}, {ctxn})"
-                )
+                self.read_decimal(out, ind, key, w, t)
             else:
                 fnn = self.const(fn, "lfn")
                 wn = self.const(w, "ws")
@@ -505,6 +509,29 @@ class DecoderGenerator(Generator):
         promote = promotion(rt, r)
         if promote is not None:
             out.append(f"{ind}{t} = " + _PROMOTE_CODE[promote].format(v=t))
+
+    def read_decimal(self, out: List[str], ind: str, key: str, w: Any, t: str) -> None:
+        """Bytes ``t`` as the Decimal fastavro builds, once its length (``bytes`` decimals: the
+        payload chooses it) and its digits are within the precision (:class:`DecimalSpec`)."""
+        spec = decimal_spec(w, self.where())
+        ctxn = self.const(Context(prec=w["precision"]), "dctx")
+        scale = self.const(-w.get("scale", 0), "scale")
+        if key == "bytes-decimal":
+            out.append(f"{ind}if len({t}) > {spec.max_len!r}:")
+            out.append(f"{ind}    raise {self.const(spec.too_long, 'dlong')}(len({t}))")
+        out.append(f"{ind}{t} = int.from_bytes({t}, 'big', signed=True)")
+        if spec.eager:
+            bound = self.const(spec.bound, "dbound")
+            out.append(f"{ind}if not -{bound} < {t} < {bound}:")
+            out.append(f"{ind}    raise {self.const(spec.too_many_digits, 'ddigits')}()")
+        else:
+            out.append(f"{ind}{t} = {self.const(spec.check, 'dcheck')}({t})")
+        # nothing rounds: the value has at most precision digits
+        out.append(f"{ind}{t} = {ctxn}.create_decimal({t}).scaleb({scale}, {ctxn})")
+
+    def where(self) -> str:
+        """The field being emitted, for messages: ``field 'a.b'`` (``the value``: not in a record)."""
+        return f"field {'.'.join(self.field_path)!r}" if self.field_path else "the value"
 
     def read_enum(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
         syms = w["symbols"]
@@ -602,8 +629,13 @@ class DecoderGenerator(Generator):
             self.function_names[key] = fname
             if keep is not None:
                 self.ns[f"{fname}_r"] = keep
-            with self.emitting(name):
-                self.outline(fname, emit_body, ret, True)
+            # the one function serves every use: messages name its fields from the record's name
+            saved, self.field_path = self.field_path, [str(name)]
+            try:
+                with self.emitting(name):
+                    self.outline(fname, emit_body, ret, True)
+            finally:
+                self.field_path = saved
         self.call(out, ind, fname, target)
 
     def read_record_ref(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
@@ -621,33 +653,80 @@ class DecoderGenerator(Generator):
             self.depth -= 1
 
     def _read_record(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
-        pairs: List[Tuple[str, str]] = []
+        # the writer's fields in order, each read into a reader field (its name, the reader type)
+        # or skipped (name None); then the reader's own fields: a default, or a mismatch
+        steps: List[Tuple[Optional[str], Any, Any]] = []
+        tail: List[Tuple[str, str]] = []
+        mismatches: List[str] = []
+        default_items = 0
         if not r:
-            for f in w["fields"]:
-                v = self.fresh()
-                self.read(out, ind, f["type"], None, v, cond)
-                pairs.append((f["name"], v))
+            steps = [(f["name"], f["type"], None) for f in w["fields"]]
         else:
             for f, rf in resolve_fields(w, r):
                 if f is None:
                     if "default" in rf:
-                        d = rf["default"]
-                        if isinstance(d, (dict, list)):
-                            pairs.append((rf["name"], f"_deepcopy({self.const(d, 'dflt')})"))
+                        copier, items = default_copier(rf["default"])
+                        default_items += items
+                        if copier is not None:
+                            tail.append((rf["name"], f"{self.const(copier, 'dcopy')}()"))
                         else:
-                            pairs.append((rf["name"], self.const(d, "dflt")))
+                            tail.append((rf["name"], self.const(rf["default"], "dflt")))
                     else:
-                        self.mismatch(out, ind, f"No default value for field {rf['name']} in {r.get('name')}", cond)
-                        pairs.append((rf["name"], "None"))
+                        tail.append((rf["name"], "None"))
+                        mismatches.append(f"No default value for field {rf['name']} in {r.get('name')}")
                 elif rf is None:
-                    self.skip(out, ind, f["type"])
+                    steps.append((None, f["type"], None))
                 else:
-                    v = self.fresh()
-                    self.read(out, ind, f["type"], rf["type"], v, cond)
-                    pairs.append((rf["name"], v))
+                    steps.append((rf["name"], f["type"], rf["type"]))
+        parts: List[str] = []
+        if len(steps) <= FIELD_GROUP:
+            pairs = self.read_fields(out, ind, steps, cond)
+            parts = [f"{k!r}: {v}" for k, v in pairs]
+        else:
+            # a wide record: groups of fields, each read by a function of its own returning its
+            # part of the record, so no generated function grows with the schema
+            for at in range(0, len(steps), FIELD_GROUP):
+                group = steps[at:at + FIELD_GROUP]
+                fname = self.fresh("_fg")
+                gv = self.fresh("g")
+
+                def emit(body: List[str], group: Any = group) -> None:
+                    pairs = self.read_fields(body, "    ", group, cond)
+                    body.append("    g = {" + ", ".join(f"{k!r}: {v}" for k, v in pairs) + "}")
+
+                self.outline(fname, emit, "g, pos, _n", False)
+                self.call(out, ind, fname, gv)
+                parts.append(f"**{gv}")
+        for msg in mismatches:
+            self.mismatch(out, ind, msg, cond)
+        if default_items:
+            # the items of the defaults' copies count against the budget like decoded ones
+            self.uses_budget = True
+            out.append(f"{ind}_n -= {default_items!r}")
+            out.append(f"{ind}if _n < 0:")
+            out.append(f"{ind}    raise _too_many(_MAXI)")
         # field names are repr() literals: the dict display stays a literal (fast), and a name
         # can only ever be a string constant in the code
-        out.append(f"{ind}{t} = {{" + ", ".join(f"{k!r}: {v}" for k, v in pairs) + "}")
+        parts.extend(f"{k!r}: {v}" for k, v in tail)
+        out.append(f"{ind}{t} = {{" + ", ".join(parts) + "}")
+
+    def read_fields(
+        self, out: List[str], ind: str, steps: List[Tuple[Optional[str], Any, Any]], cond: bool,
+    ) -> List[Tuple[str, str]]:
+        """Emit the reads (name set) and skips (name ``None``) of ``steps``; the (name, local) pairs read."""
+        pairs: List[Tuple[str, str]] = []
+        for name, wt, rt in steps:
+            if name is None:
+                self.skip(out, ind, wt)
+                continue
+            v = self.fresh()
+            self.field_path.append(str(name))
+            try:
+                self.read(out, ind, wt, rt, v, cond)
+            finally:
+                self.field_path.pop()
+            pairs.append((name, v))
+        return pairs
 
     # -- skip -------------------------------------------------------------------------------------
     def skip(self, out: List[str], ind: str, w: Any) -> None:
@@ -721,8 +800,21 @@ class DecoderGenerator(Generator):
     def skip_fields(self, out: List[str], ind: str, w: Any) -> None:
         self.depth += 1
         try:
-            for f in w["fields"]:
-                self.skip(out, ind, f["type"])
+            fields = w["fields"]
+            if len(fields) <= FIELD_GROUP:
+                for f in fields:
+                    self.skip(out, ind, f["type"])
+                return
+            for at in range(0, len(fields), FIELD_GROUP):  # a wide record: as _read_record
+                group = fields[at:at + FIELD_GROUP]
+
+                def emit(body: List[str], group: Any = group) -> None:
+                    for f in group:
+                        self.skip(body, "    ", f["type"])
+
+                fname = self.fresh("_sg")
+                self.outline(fname, emit, "pos, _n", False)
+                self.call(out, ind, fname, None)
         finally:
             self.depth -= 1
 

@@ -17,11 +17,12 @@ from .._serde import Decoder, FastDeserializer
 from .._wire import Frame
 from ._codegen import Unsupported, _is_raw_bytes, compile_validator
 from ._native_decoder import compile_native_decoder
+from ._refs import ReferencesMixin
 
 __all__ = ["AvroDeserializer"]
 
 
-class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
+class AvroDeserializer(ReferencesMixin, FastDeserializer, _ConfluentAvroDeserializer):
     """Decodes Confluent-framed Avro into dicts (or objects via ``from_dict``).
 
     Same constructor arguments, configuration keys and defaults as
@@ -31,7 +32,10 @@ class AvroDeserializer(FastDeserializer, _ConfluentAvroDeserializer):
     a dict lookup plus the compiled decoder.
 
     ``conf`` also takes serdes' limit keys (``serdes.max.items``, ``serdes.max.depth``,
-    ``serdes.max.schema.depth``; see docs/security.md), removed before confluent-kafka sees it.
+    ``serdes.max.schema.depth``, ``serdes.max.references``, ``serdes.max.fields``; see
+    docs/security.md), removed before confluent-kafka sees it. Schema references are resolved
+    within ``serdes.max.references`` and ``serdes.max.schema.depth``, each referenced subject
+    version fetched once (:mod:`serdes.avro._refs`).
     """
 
     _schema_type = "AVRO"

@@ -33,8 +33,8 @@ from fastavro.const import AVRO_TYPES
 from fastavro.write import LOGICAL_WRITERS
 
 from .._limits import DEFAULT_LIMITS, Limits
-from ._generator import COMPOSITE, Generator, Unsupported, too_deep_to_build, type_of
-from ._runtime import ENCODER_NAMESPACE
+from ._generator import COMPOSITE, FIELD_GROUP, Generator, Unsupported, too_deep_to_build, type_of
+from ._runtime import ENCODER_NAMESPACE, DecimalSpec
 
 __all__ = ["EncoderGenerator", "encoder_source"]
 
@@ -75,6 +75,11 @@ class EncoderGenerator(Generator):
         if isinstance(s, dict) and s.get("logicalType"):
             lkey = f"{t}-{s['logicalType']}"
             fn = LOGICAL_WRITERS.get(lkey)
+            if fn is not None and lkey in ("bytes-decimal", "fixed-decimal"):
+                plain = type(s.get("precision")) is int and type(s.get("scale", 0)) is int and s["precision"] > 0
+                spec = DecimalSpec(s["precision"], s.get("scale", 0), path) if plain else None
+                if spec is not None:
+                    out.append(f"{ind}{v} = {self.const(spec.check_encode, 'dchk')}({v}, {path!r})")
             if fn is not None:
                 out.append(f"{ind}{v} = {self.const(fn, 'lw')}({v}, {self.const(s, 'ls')})")
         p = repr(path)
@@ -172,7 +177,21 @@ class EncoderGenerator(Generator):
         p = repr(path)
         out.append(f"{ind}if type({v}) is not _dict and not isinstance({v}, _Mapping):")
         out.append(f"{ind}    raise _bad({p}, {v}, {('record ' + str(name))!r})")
-        for f in s["fields"]:
+        fields = s["fields"]
+        if len(fields) > FIELD_GROUP:
+            # a wide record: groups of fields, each written by a function of its own (as the
+            # decoder generator splits them), so no generated function grows with the schema
+            for at in range(0, len(fields), FIELD_GROUP):
+                fname = self.fresh("_fg")
+                body: List[str] = []
+                self.write_fields(body, "    ", fields[at:at + FIELD_GROUP], "v", path)
+                self.add_function(fname, "buf, v", body)
+                out.append(f"{ind}{fname}(buf, {v})")
+            return
+        self.write_fields(out, ind, fields, v, path)
+
+    def write_fields(self, out: List[str], ind: str, fields: List[Any], v: str, path: str) -> None:
+        for f in fields:
             fv = self.fresh("f")
             fpath = f"{path}.{f['name']}"
             if "default" in f:

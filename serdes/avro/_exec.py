@@ -29,9 +29,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import linecache
+import re
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Dict, Set
+from typing import AbstractSet, Any, Callable, Dict, List, Set, Tuple
 
 from .._errors import SchemaMismatchError
 
@@ -66,33 +67,72 @@ def _locals(fn: ast.FunctionDef) -> Set[str]:
     return names
 
 
-def _verify(tree: ast.Module, ns: Dict[str, Any], entry: str) -> None:
-    funcs: Set[str] = set()
-    for stmt in tree.body:
-        if not isinstance(stmt, ast.FunctionDef) or stmt.name in funcs or stmt.decorator_list:
-            raise _Rejected(f"unexpected top-level statement at line {stmt.lineno}")
-        funcs.add(stmt.name)
-    if entry not in funcs:
+def _verify_function(fn: ast.FunctionDef, known: AbstractSet[str], entry: str) -> None:
+    """Check one top-level function: ``known`` are the names it may read besides its locals."""
+    if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
+        raise _Rejected(f"unexpected signature of {fn.name}")
+    allowed = known | _locals(fn)
+    for node in ast.walk(fn):
+        if isinstance(node, _FORBIDDEN) or (isinstance(node, ast.FunctionDef) and node is not fn):
+            raise _Rejected(f"{type(node).__name__} at line {node.lineno}")
+        if isinstance(node, ast.Name) and node.id not in allowed:
+            raise _Rejected(f"unknown name {node.id!r} at line {node.lineno}")
+        if isinstance(node, ast.Attribute) and node.attr not in _ATTRIBUTES:
+            raise _Rejected(f"unexpected attribute {node.attr!r} at line {node.lineno}")
+    last = fn.body[-1]
+    if fn.name == entry and not (
+        isinstance(last, ast.Return) and last.value is not None
+        and not (isinstance(last.value, ast.Constant) and last.value.value is None)
+    ):
+        raise _Rejected(f"{entry} does not end with a return of a value")
+
+
+#: where a top-level function of generated source starts: its name, at the start of a line (the
+#: generators indent everything else, and a ``repr()`` literal never holds a raw newline; a split
+#: anywhere else fails the per-function parse below, it never lets anything through)
+_DEF = re.compile(r"^def ([A-Za-z_][A-Za-z0-9_]*)\(", re.MULTILINE)
+
+
+def _functions(src: str) -> List[Tuple[str, int, str]]:
+    """``src`` cut into its top-level functions: ``(name, first line number - 1, source)``."""
+    starts = [(m.start(), m.group(1)) for m in _DEF.finditer(src)]
+    if not starts or starts[0][0] != 0:
+        raise _Rejected("unexpected top-level statement at line 1")
+    out = []
+    line = 0
+    for i, (at, name) in enumerate(starts):
+        end = starts[i + 1][0] if i + 1 < len(starts) else len(src)
+        text = src[at:end]
+        out.append((name, line, text))
+        line += text.count("\n")
+    return out
+
+
+def _compile_functions(src: str, filename: str, ns: Dict[str, Any], entry: str) -> List[Any]:
+    """The code objects of ``src``'s functions, each parsed, checked and compiled on its own (so
+    the syntax trees alive at once are one function's: a wide schema's module is split into many
+    functions by the generators, and the whole module's tree would cost ~3 KB per line), with
+    line numbers of the whole source."""
+    parts = _functions(src)
+    names: List[str] = []
+    for name, offset, _ in parts:
+        if name in names:
+            raise _Rejected(f"unexpected top-level statement at line {offset + 1} (a second {name})")
+        names.append(name)
+    if entry not in names:
         raise _Rejected(f"no function {entry}")
-    known = _BUILTINS | funcs | set(ns)
-    for fn in tree.body:
-        assert isinstance(fn, ast.FunctionDef)
-        if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
-            raise _Rejected(f"unexpected signature of {fn.name}")
-        allowed = known | _locals(fn)
-        for node in ast.walk(fn):
-            if isinstance(node, _FORBIDDEN) or (isinstance(node, ast.FunctionDef) and node is not fn):
-                raise _Rejected(f"{type(node).__name__} at line {node.lineno}")
-            if isinstance(node, ast.Name) and node.id not in allowed:
-                raise _Rejected(f"unknown name {node.id!r} at line {node.lineno}")
-            if isinstance(node, ast.Attribute) and node.attr not in _ATTRIBUTES:
-                raise _Rejected(f"unexpected attribute {node.attr!r} at line {node.lineno}")
-        last = fn.body[-1]
-        if fn.name == entry and not (
-            isinstance(last, ast.Return) and last.value is not None
-            and not (isinstance(last.value, ast.Constant) and last.value.value is None)
-        ):
-            raise _Rejected(f"{entry} does not end with a return of a value")
+    known = _BUILTINS | set(names) | set(ns)
+    codes = []
+    for name, offset, text in parts:
+        tree = ast.parse(text, filename, "exec")
+        if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) \
+                or tree.body[0].name != name or tree.body[0].decorator_list:
+            raise _Rejected(f"unexpected top-level statement at line {offset + 1}")
+        ast.increment_lineno(tree, offset)
+        _verify_function(tree.body[0], known, entry)
+        codes.append(compile(tree, filename, "exec"))
+        del tree
+    return codes
 
 
 def generated_filename(src: str, what: str) -> str:
@@ -126,10 +166,9 @@ def compile_generated(src: str, what: str, ns: Dict[str, Any], entry: str) -> Ca
     filename = generated_filename(src, what)
     try:
         with _AST_LOCK:
-            tree = ast.parse(src, filename, "exec")
-            _verify(tree, ns, entry)
-            code = compile(tree, filename, "exec")
-        exec(code, ns)
+            codes = _compile_functions(src, filename, ns, entry)
+        for code in codes:
+            exec(code, ns)
     except _Rejected as e:
         raise SchemaMismatchError(f"serdes refused the {what} generated for this schema ({e}); please report it") from None
     except (SyntaxError, RecursionError, MemoryError, ValueError, OverflowError, TypeError) as e:

@@ -32,13 +32,17 @@ from .._limits import Limits
 from ._schema_check import check_schema
 
 __all__ = [
-    "COMPOSITE", "OUTLINE_LEVEL", "Generator", "Unsupported", "is_raw_bytes", "named_types", "parse",
+    "COMPOSITE", "FIELD_GROUP", "OUTLINE_LEVEL", "Generator", "Unsupported", "is_raw_bytes", "named_types", "parse",
     "too_deep_to_build", "type_of",
 ]
 
 #: block-nesting level (indentation / 4) from which a composite value gets its own function: one
 #: value's code adds at most ~6 levels, and Python allows 20 per function
 OUTLINE_LEVEL = 8
+#: fields of one record read (or written) by one generated function: a wider record's fields are
+#: split into functions of this many, so generated functions stay small whatever the schema (the
+#: cost of compiling one function grows faster than its length)
+FIELD_GROUP = 64
 #: the types whose code opens blocks (and may contain other values)
 COMPOSITE = ("array", "map", "union", "error_union", "record", "error", "request")
 _NAMED = ("record", "error", "enum", "fixed")
@@ -98,7 +102,7 @@ def parse(schema: Any, role: str, limits: Limits, check_names: bool = True) -> A
     generators themselves never paste a name into the source.
     """
     if check_names:
-        check_schema(schema, role, limits.max_schema_depth)  # before parse_schema walks it
+        check_schema(schema, role, limits.max_schema_depth, limits.max_fields)  # before parse_schema walks it
     try:
         return parse_schema(schema)
     except RecursionError:

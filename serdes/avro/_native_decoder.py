@@ -21,7 +21,6 @@ resolve, limits so large that native recursion could exhaust the C stack
 
 from __future__ import annotations
 
-import copy
 import datetime as _dt
 import uuid as _uuid
 from decimal import Context, Decimal
@@ -38,10 +37,11 @@ from .._native import active
 from .._serde import Decoder
 from ._codegen import compile_decoder
 from ._decgen import (
-    DecoderGenerator, enum_table, is_plain_decimal, logical_reader, match_schemas, promotion,
+    DecoderGenerator, decimal_spec, enum_table, is_plain_decimal, logical_reader, match_schemas, promotion,
     resolve_fields, union_branch_name, union_branch_reader,
 )
 from ._generator import Unsupported, is_raw_bytes, named_types, type_of
+from ._runtime import default_copier
 
 __all__ = ["compile_native_decoder", "lower", "MAX_NATIVE_DEPTH"]
 
@@ -98,6 +98,18 @@ class _Lowering:
         self.skips: Dict[str, int] = {}  # name -> skip node of a depth-checked record
         self.keep: List[Any] = []  # readers whose id() is part of a key in self.records
         self.building: set = set()  # type: ignore[type-arg]
+        self.field_path: List[str] = []  # the record fields around the node being lowered
+
+    def where(self) -> str:
+        """The field being lowered, for messages (as the generator's ``where``)."""
+        return f"field {'.'.join(self.field_path)!r}" if self.field_path else "the value"
+
+    def field(self, name: Any, w: Any, r: Any) -> int:
+        self.field_path.append(str(name))
+        try:
+            return self.read(w, r)
+        finally:
+            self.field_path.pop()
 
     def add(self, node: Tuple[Any, ...]) -> int:
         self.nodes.append(node)
@@ -124,10 +136,13 @@ class _Lowering:
                 if keep is not None:
                     self.keep.append(keep)
                 self.building.add(name)
+                # one node serves every use: messages name its fields from the record's name
+                saved, self.field_path = self.field_path, [str(name)]
                 try:
                     self.nodes[node] = build(True)
                 finally:
                     self.building.discard(name)
+                    self.field_path = saved
             return node
         if name is not None:
             self.building.add(name)
@@ -185,7 +200,9 @@ class _Lowering:
                 return _NATIVE_LOGICAL[key]
             if builtin and is_plain_decimal(key, w):
                 ctx = Context(prec=w["precision"])
-                return (P_DECIMAL, ctx.create_decimal, -w.get("scale", 0), ctx, Decimal, w["precision"])
+                spec = decimal_spec(w, self.where())
+                max_len = spec.max_len if key == "bytes-decimal" else -1  # a fixed one's size is the schema's
+                return (P_DECIMAL, ctx.create_decimal, -w.get("scale", 0), ctx, Decimal, w["precision"], max_len, spec)
             return (P_CALL, fn, w, r)
         return _PROMOTE_POST.get(promotion(rt, r) or "", _NOPOST)
 
@@ -225,25 +242,26 @@ class _Lowering:
     def record(self, w: Any, r: Any, post: Tuple[Any, ...], check: bool) -> Tuple[Any, ...]:
         keys: List[str] = []
         actions: List[Tuple[int, int]] = []  # (node, key slot) to read, (skip node, -1) to skip
-        defaults: List[Tuple[int, Any, bool]] = []
+        defaults: List[Tuple[int, Any, Any, int]] = []
         mismatch: Optional[str] = None
         if not r:
             for f in w["fields"]:
-                actions.append((self.read(f["type"], None), len(keys)))
+                actions.append((self.field(f["name"], f["type"], None), len(keys)))
                 keys.append(f["name"])
         else:
             for f, rf in resolve_fields(w, r):
                 if f is None:
                     if "default" in rf:
                         d = rf["default"]
-                        defaults.append((len(keys), d, isinstance(d, (dict, list))))
+                        copier, items = default_copier(d)
+                        defaults.append((len(keys), d, copier, items))
                     elif mismatch is None:
                         mismatch = f"No default value for field {rf['name']} in {r.get('name')}"
                     keys.append(rf["name"])
                 elif rf is None:
                     actions.append((self.skip(f["type"]), -1))
                 else:
-                    actions.append((self.read(f["type"], rf["type"]), len(keys)))
+                    actions.append((self.field(rf["name"], f["type"], rf["type"]), len(keys)))
                     keys.append(rf["name"])
         return (RECORD, post, keys, actions, defaults, mismatch, check)
 
@@ -322,6 +340,6 @@ def compile_native_decoder(
         return pure
     dec: Decoder = mod.AvroDecoder(
         nodes, root, min(limits.max_items, 2**62), limits.max_depth, from_dict,
-        CorruptPayloadError, SchemaMismatchError, _dt.timezone.utc, copy.deepcopy,
+        CorruptPayloadError, SchemaMismatchError, _dt.timezone.utc,
     )
     return dec

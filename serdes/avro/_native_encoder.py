@@ -26,6 +26,7 @@ from .._errors import ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._codegen import compile_encoder
 from ._generator import is_raw_bytes
+from ._runtime import checked_decimal_writer
 
 __all__ = ["compile_native_encoder", "is_native_encoder"]
 
@@ -56,6 +57,17 @@ def _fast_logical() -> Dict[str, int]:
     return out
 
 
+def _logical_writers() -> Dict[str, Any]:
+    """fastavro's ``LOGICAL_WRITERS`` as the native loop calls them: the decimal ones refuse a
+    value with more digits than the precision, as the pure encoder does (the loop then leaves the
+    value to it, which raises the ValidationError)."""
+    writers = dict(LOGICAL_WRITERS)
+    for key in ("bytes-decimal", "fixed-decimal"):
+        if key in writers:
+            writers[key] = checked_decimal_writer(writers[key])
+    return writers
+
+
 def compile_native_encoder(
     schema: Any,
     prefix: bytes = b"",
@@ -81,7 +93,7 @@ def compile_native_encoder(
     try:
         encoder: _Encode = native.AvroEncoder(
             parsed, prefix, fallback, to_dict, strict, strict_allow_default, min(limits.max_depth, NATIVE_MAX_DEPTH),
-            LOGICAL_WRITERS, ValidationError, _fast_logical(), _CLASSES,
+            _logical_writers(), ValidationError, _fast_logical(), _CLASSES,
         )
     # NotImplementedError: a schema the native program leaves to the pure encoder; TypeError /
     # ValueError: a schema shape it does not expect (the pure encoder is still right for it)

@@ -13,20 +13,23 @@ take. The hot paths are inlined by the generators.
 from __future__ import annotations
 
 import array
-import copy
 import datetime as _dt
+from decimal import Decimal as _Decimal
+import math
 import numbers
 import struct
 import uuid as _uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Dict
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from fastavro.const import DAYS_SHIFT
 
 from .._errors import CorruptPayloadError, SchemaMismatchError, ValidationError
 from .._varint import read_varint_tail, read_zigzag_tail, write_zigzag
 
-__all__ = ["DECODER_NAMESPACE", "ENCODER_NAMESPACE"]
+__all__ = [
+    "DECODER_NAMESPACE", "ENCODER_NAMESPACE", "DecimalSpec", "checked_decimal_writer", "decimal_fits", "default_copier",
+]
 
 
 # -- decoders: the error of a corrupt payload, built only when it is raised ---------------------------
@@ -77,6 +80,141 @@ def _varint_too_long() -> CorruptPayloadError:
     return CorruptPayloadError("varint longer than 10 bytes")
 
 
+# -- decimals: the bounds of decimal(precision, scale), checked before anything is converted -------
+#: precisions up to this many digits get their ``10**precision`` bound computed when the decoder
+#: is built; above it (no real schema) the bound is computed on the first value long enough to need it
+_EAGER_BOUND_DIGITS = 10_000
+
+
+class DecimalSpec:
+    """The bounds of one ``decimal(precision, scale)`` value of a schema and the errors of a value
+    outside them (shared by the generated and the native decoder and by the encoders).
+
+    ``max_len``: the most bytes the big-endian two's-complement unscaled integer of a value with at
+    most ``precision`` digits takes, ``ceil((precision * log2(10) + 1) / 8)``; a longer ``bytes``
+    decimal is refused before it is converted (converting costs time quadratic in its length).
+    ``bound``: ``10**precision``; an unscaled value with ``abs(u) >= bound`` does not fit the type
+    (fastavro rounds it to ``precision`` digits, silently changing the value: serdes refuses it).
+    """
+
+    __slots__ = ("precision", "scale", "where", "max_len", "_bound", "_safe_bits")
+
+    def __init__(self, precision: int, scale: int, where: str) -> None:
+        self.precision, self.scale, self.where = precision, scale, where
+        self._bound: Optional[int] = None
+        #: an unscaled value of at most this many bits fits without comparing it with the bound
+        self._safe_bits = 0
+        if precision <= _EAGER_BOUND_DIGITS:
+            self._bound = 10**precision
+            bits = (self._bound - 1).bit_length() + 1  # the digits' bits and a sign bit
+        else:  # a byte of slack for the float either way; check() stays exact
+            bits = math.ceil(precision * math.log2(10)) + 9
+            self._safe_bits = math.floor(precision * math.log2(10)) - 8
+        self.max_len = (bits + 7) // 8
+
+    @property
+    def bound(self) -> int:
+        if self._bound is None:
+            self._bound = 10**self.precision
+        return self._bound
+
+    @property
+    def eager(self) -> bool:
+        """The bound is known without computing anything (the precision is a realistic one)."""
+        return self.precision <= _EAGER_BOUND_DIGITS
+
+    def _name(self) -> str:
+        return f"{self.where} (decimal({self.precision},{self.scale}))"
+
+    def too_long(self, n: int) -> CorruptPayloadError:
+        return CorruptPayloadError(
+            f"decimal {self._name()}: the unscaled value takes {n} bytes, but precision {self.precision} "
+            f"needs at most {self.max_len}"
+        )
+
+    def too_many_digits(self, *_: Any) -> CorruptPayloadError:
+        return CorruptPayloadError(
+            f"decimal {self._name()}: the unscaled value has more than {self.precision} digits, "
+            "a value the type cannot hold"
+        )
+
+    def check(self, unscaled: int) -> int:
+        """``unscaled`` when it has at most ``precision`` digits, else the error, raised."""
+        if self._bound is None and unscaled.bit_length() <= self._safe_bits:
+            return unscaled  # 2**bits < 10**precision: no need to compute the bound
+        bound = self.bound
+        if not -bound < unscaled < bound:
+            raise self.too_many_digits()
+        return unscaled
+
+    def check_encode(self, v: Any, path: str) -> Any:
+        """``v`` unless it is a Decimal with more than ``precision`` digits once scaled (which
+        fastavro writes, a value the type cannot hold): then the ValidationError, raised."""
+        if not decimal_fits(v, self.precision, self.scale):
+            raise ValidationError(
+                f"{path} is <{v!r:.80}>: more than the {self.precision} digits of decimal({self.precision},"
+                f"{self.scale}) once scaled to {self.scale} decimal places (a value the type cannot hold)"
+            )
+        return v
+
+
+def decimal_fits(v: Any, precision: Any, scale: Any) -> bool:
+    """False for a finite Decimal whose unscaled integer at ``scale`` has more than ``precision``
+    digits; True for anything else (fastavro's prepare function decides about those)."""
+    if not isinstance(v, _Decimal) or not v.is_finite() or type(precision) is not int or type(scale) is not int:
+        return True
+    _, digits, exp = v.as_tuple()
+    if digits == (0,):
+        return True
+    assert isinstance(exp, int)
+    return len(digits) + max(exp + scale, 0) <= precision
+
+
+def checked_decimal_writer(prepare: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """fastavro's decimal ``prepare(value, schema)``, refusing what :func:`decimal_fits` refuses
+    (``ValueError``: the native encoder then leaves the value to the pure one, which says why)."""
+    def prepare_checked(v: Any, schema: Any) -> Any:
+        if not decimal_fits(v, schema.get("precision"), schema.get("scale", 0)):
+            raise ValueError("decimal has more digits than its precision")
+        return prepare(v, schema)
+
+    return prepare_checked
+
+
+# -- reader defaults: a fresh copy per record, as cheap as the default's shape allows ------------
+def _shape(value: Any) -> Tuple[Optional[Callable[[], Any]], int]:
+    """The copier of a JSON default (``None``: an immutable value, shared) and how many items
+    (list items and dict entries, nested ones included) one copy creates."""
+    if isinstance(value, list):
+        parts = [_shape(x) for x in value]
+        items = len(value) + sum(n for _, n in parts)
+        if all(c is None for c, _ in parts):
+            return value.copy, items  # a flat list: one C-level copy
+        copiers = [(c, x) for (c, _), x in zip(parts, value, strict=True)]
+        return (lambda: [x if c is None else c() for c, x in copiers]), items
+    if isinstance(value, dict):
+        dparts = {k: _shape(x) for k, x in value.items()}
+        items = len(value) + sum(n for _, n in dparts.values())
+        if all(c is None for c, _ in dparts.values()):
+            return value.copy, items
+        dcopiers = [(k, dparts[k][0], x) for k, x in value.items()]
+        return (lambda: {k: x if c is None else c() for k, c, x in dcopiers}), items
+    return None, 0
+
+
+def default_copier(value: Any) -> Tuple[Optional[Callable[[], Any]], int]:
+    """How a reader default is returned in each record: ``(copier, items)``.
+
+    A dict or list default is copied for every record (fastavro returns the schema's own object,
+    so a caller mutating one record's default would change every later record's: serdes does
+    not share mutable values); the copy is structural -- each flat list or dict is one C-level
+    ``copy()`` -- and its ``items`` are charged to the record's ``serdes.max.items`` budget like
+    decoded array/map items. Strings, numbers, booleans and ``None`` are immutable and shared
+    (``copier`` ``None``). Raises ``RecursionError`` for a default nested past the stack.
+    """
+    return _shape(value)
+
+
 DECODER_NAMESPACE: Dict[str, Any] = {
     "_varint_too_long": _varint_too_long,
     "_rl": read_zigzag_tail,
@@ -94,7 +232,6 @@ DECODER_NAMESPACE: Dict[str, Any] = {
     "_uf": struct.Struct("<f").unpack_from,
     "_ud": struct.Struct("<d").unpack_from,
     "_bytes": bytes,
-    "_deepcopy": copy.deepcopy,
     "_epoch": _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc),
     "_epoch_naive": _dt.datetime(1970, 1, 1),
     "_td": _dt.timedelta,

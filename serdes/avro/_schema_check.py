@@ -9,7 +9,9 @@ only as ``repr()`` literals or namespace constants), and on top of that refuses,
   specification's ``[A-Za-z_][A-Za-z0-9_]*`` (``O'Brien``, a namespace with quotes or newlines),
   or a named type called like a primitive type (``int``), which the specification forbids;
 * a schema nesting deeper than ``serdes.max.schema.depth`` (records, arrays, maps and unions inside
-  each other), which bounds the recursion of every build-time walk and the size of generated code.
+  each other), which bounds the recursion of every build-time walk and the size of generated code;
+* a schema whose records have more than ``serdes.max.fields`` fields in all, which bounds the time
+  and memory of generating and compiling its code (linear in the fields, ~1 ms each).
 
 Field names and enum symbols are not checked (fastavro and confluent-kafka accept e.g. ``a-b``):
 they only ever reach generated code as constants.
@@ -20,7 +22,7 @@ The walk is iterative, so a schema nested far past the limit is refused, not a `
 from __future__ import annotations
 
 import re
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 from fastavro.const import AVRO_TYPES
 
@@ -50,11 +52,13 @@ def _bad_name(what: str, name: Any, role: str) -> SchemaMismatchError:
     )
 
 
-def check_schema(schema: Any, role: str, max_schema_depth: int) -> None:
+def check_schema(schema: Any, role: str, max_schema_depth: int, max_fields: Optional[int] = None) -> None:
     """Raise :class:`SchemaMismatchError` unless every name in ``schema`` (parsed or not) is a valid
-    Avro name and it nests at most ``max_schema_depth`` levels. ``role`` says which schema it is
+    Avro name, it nests at most ``max_schema_depth`` levels and its records have at most
+    ``max_fields`` fields in all (``None``: not counted). ``role`` says which schema it is
     ("writer", "reader", ...) in the message."""
     stack: List[Tuple[Any, int]] = [(schema, 1)]
+    fields_seen = 0
     while stack:
         s, depth = stack.pop()
         if depth > max_schema_depth and (
@@ -77,6 +81,12 @@ def check_schema(schema: Any, role: str, max_schema_depth: int) -> None:
                     fields = s.get("fields")
                     if not isinstance(fields, list):
                         raise SchemaMismatchError(f"record {s.get('name')!r} in the {role} schema has no field list")
+                    fields_seen += len(fields)
+                    if max_fields is not None and fields_seen > max_fields:
+                        raise SchemaMismatchError(
+                            f"the {role} schema has more than serdes.max.fields={max_fields} record fields "
+                            f"(record {s.get('name')!r} brings the count to {fields_seen})"
+                        )
                     for f in fields:
                         if not isinstance(f, dict):
                             raise SchemaMismatchError(f"record {s.get('name')!r} in the {role} schema has a field that is not an object")

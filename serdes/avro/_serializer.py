@@ -13,12 +13,13 @@ from .._errors import RecordLocation, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Encoder, FastSerializer
 from ._native_encoder import compile_native_encoder
+from ._refs import ReferencesMixin
 from ._schema_check import check_schema
 
 __all__ = ["AvroSerializer"]
 
 
-class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
+class AvroSerializer(ReferencesMixin, FastSerializer, _ConfluentAvroSerializer):
     """Encodes dicts (or objects via ``to_dict``) as Confluent-framed Avro.
 
     Same constructor arguments, configuration keys and defaults as
@@ -50,7 +51,7 @@ class AvroSerializer(FastSerializer, _ConfluentAvroSerializer):
         # the serializer's own schema is checked before anything is registered under the subject
         if self._parsed_schema is not None:
             try:
-                check_schema(self._parsed_schema, "serializer's", self._limits.max_schema_depth)
+                check_schema(self._parsed_schema, "serializer's", self._limits.max_schema_depth, self._limits.max_fields)
             except SchemaMismatchError as e:
                 raise e.at(topic=ctx.topic, field=ctx.field)  # noqa: B904 - the same exception, located
         return super()._schema_to_register(ctx, loc)

@@ -28,7 +28,6 @@ pub struct Decoder {
     pub corrupt: Py<PyType>,
     pub mismatch: Py<PyType>,
     pub utc: Py<PyTzInfo>,
-    pub deepcopy: Py<PyAny>,
 }
 
 /// The read position in one payload and the items budget left for this record.
@@ -146,15 +145,16 @@ impl Decoder {
         }
         c.budget -= n;
         if c.budget < 0 {
-            return Err(self.corrupt(
-                py,
-                format!("record has more than serdes.max.items={} array/map items in total", self.max_items),
-            ));
+            return Err(self.too_many(py));
         }
         if item_min && n > Self::left(c) {
             return Err(self.corrupt(py, format!("block of {n} items but only {} bytes left", Self::left(c))));
         }
         Ok(n)
+    }
+
+    fn too_many(&self, py: Python<'_>) -> PyErr {
+        self.corrupt(py, format!("record has more than serdes.max.items={} array/map items in total", self.max_items))
     }
 
     fn too_deep(&self, py: Python<'_>) -> PyErr {
@@ -250,15 +250,28 @@ impl Decoder {
                 self.utf8(py, b.as_bytes())
             }
             Post::Uuid { cls, .. } => cls.bind(py).call1((v,)),
-            Post::Decimal { create, neg_scale, ctx, dtype, prec, neg_scale_i } => {
+            Post::Decimal { create, neg_scale, ctx, dtype, prec, neg_scale_i, max_len, spec } => {
                 let b = v.cast::<PyBytes>().map_err(PyErr::from)?.as_bytes();
+                // the length before converting anything: a longer value cannot have prec digits
+                if max_len.is_some_and(|m| b.len() > m) {
+                    let err = spec.bind(py).call_method1(pyo3::intern!(py, "too_long"), (b.len(),))?;
+                    return Err(PyErr::from_value(err));
+                }
                 if let Some(d) = Self::decimal_fast(py, b, dtype, *prec, *neg_scale_i) {
-                    return d;
+                    return match d {
+                        Some(d) => d,
+                        None => {
+                            let err = spec.bind(py).call_method0(pyo3::intern!(py, "too_many_digits"))?;
+                            Err(PyErr::from_value(err))
+                        }
+                    };
                 }
                 // SAFETY: pointer/length of a live slice; big-endian, signed; new reference or NULL
                 let int = unsafe {
                     Bound::from_owned_ptr_or_err(py, ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 0, 1))?
                 };
+                // raises unless the value has at most prec digits (then nothing rounds below)
+                let int = spec.bind(py).call_method1(pyo3::intern!(py, "check"), (int,))?;
                 let d = create.bind(py).call1((int,))?;
                 d.call_method1(pyo3::intern!(py, "scaleb"), (neg_scale.bind(py), ctx.bind(py)))
             }
@@ -270,14 +283,15 @@ impl Decoder {
 
     /// `Decimal("<unscaled>E<exponent>")`: the value `create_decimal(unscaled).scaleb(exponent, ctx)`
     /// gives when nothing rounds (the unscaled value has at most `prec` digits, the exponent is
-    /// far from the context's limits); `None` when that is not certain.
+    /// far from the context's limits); `Some(None)`: the unscaled value has more than `prec`
+    /// digits; `None` when this path does not decide (the general one does).
     fn decimal_fast<'py>(
         py: Python<'py>,
         b: &[u8],
         dtype: &Py<PyAny>,
         prec: u32,
         exp: i64,
-    ) -> Option<PyResult<Bound<'py, PyAny>>> {
+    ) -> Option<Option<PyResult<Bound<'py, PyAny>>>> {
         if b.is_empty() || b.len() > 16 || !(-100_000..=100_000).contains(&exp) {
             return None;
         }
@@ -286,7 +300,7 @@ impl Decoder {
         let v = i128::from_be_bytes(buf);
         let digits = if v == 0 { 1 } else { v.unsigned_abs().ilog10() + 1 };
         if digits > prec {
-            return None;
+            return Some(None);
         }
         // "<v>E<exp>" written on the stack: at most 40 + 1 + 7 bytes, no allocation per value
         let mut buf = [0u8; 64];
@@ -298,7 +312,7 @@ impl Decoder {
             64 - w.len()
         };
         let text = std::str::from_utf8(&buf[..n]).ok()?;
-        Some(dtype.bind(py).call1((PyString::new(py, text),)))
+        Some(Some(dtype.bind(py).call1((PyString::new(py, text),))))
     }
 
     /// A UUID from a canonical 36-character string (8-4-4-4-12 hex digits), built as
@@ -454,7 +468,7 @@ impl Decoder {
                     None => x,
                 }
             }
-            Kind::Record { keys, actions, defaults, mismatch, depth_check } => {
+            Kind::Record { keys, actions, defaults, default_items, mismatch, depth_check } => {
                 if *depth_check && d > self.max_depth {
                     return Err(self.too_deep(py));
                 }
@@ -475,9 +489,18 @@ impl Decoder {
                 if let Some(msg) = mismatch {
                     return Err(self.mismatch_err(py, msg));
                 }
+                if *default_items > 0 {
+                    // the items of the defaults' copies count against the budget like decoded ones
+                    c.budget -= *default_items;
+                    if c.budget < 0 {
+                        return Err(self.too_many(py));
+                    }
+                }
                 for df in defaults {
-                    let v = df.value.bind(py);
-                    let x = if df.deepcopy { self.deepcopy.bind(py).call1((v,))? } else { v.clone() };
+                    let x = match &df.copier {
+                        Some(f) => f.bind(py).call0()?,
+                        None => df.value.bind(py).clone(),
+                    };
                     // SAFETY: as above
                     if unsafe { ffi::PyDict_SetItem(dict.as_ptr(), keys[df.slot].as_ptr(), x.as_ptr()) } < 0 {
                         return Err(PyErr::fetch(py));

@@ -40,7 +40,7 @@ impl AvroDecoder {
 impl AvroDecoder {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (nodes, root, max_items, max_depth, from_dict, corrupt, mismatch, utc, deepcopy))]
+    #[pyo3(signature = (nodes, root, max_items, max_depth, from_dict, corrupt, mismatch, utc))]
     fn new(
         py: Python<'_>,
         nodes: &Bound<'_, PyList>,
@@ -51,11 +51,10 @@ impl AvroDecoder {
         corrupt: Py<PyType>,
         mismatch: Py<PyType>,
         utc: Py<PyTzInfo>,
-        deepcopy: Py<PyAny>,
     ) -> PyResult<Self> {
         let prog = Program::compile(py, nodes, root)?;
         Ok(AvroDecoder {
-            inner: Decoder { prog, max_items: max_items as i128, max_depth, corrupt, mismatch, utc, deepcopy },
+            inner: Decoder { prog, max_items: max_items as i128, max_depth, corrupt, mismatch, utc },
             from_dict,
         })
     }

@@ -41,10 +41,21 @@ pub enum Post {
     /// `cls(value)` (uuid.UUID); a canonical string is built natively as `cls(int=...)` with
     /// `is_safe` set as the constructor sets it
     Uuid { cls: Py<PyType>, is_safe: Py<PyAny> },
-    /// `create_decimal(int.from_bytes(v, "big", signed=True)).scaleb(neg_scale, ctx)`; when the
-    /// unscaled value has at most `prec` digits (nothing to round) the same value is built as
-    /// `Decimal("<unscaled>E<neg_scale>")`
-    Decimal { create: Py<PyAny>, neg_scale: Py<PyAny>, ctx: Py<PyAny>, dtype: Py<PyAny>, prec: u32, neg_scale_i: i64 },
+    /// `create_decimal(int.from_bytes(v, "big", signed=True)).scaleb(neg_scale, ctx)`, built as
+    /// `Decimal("<unscaled>E<neg_scale>")` when that is the same value. A value longer than
+    /// `max_len` bytes (`bytes` decimals; `None`: fixed) or with more than `prec` digits is the
+    /// error `spec` (serdes.avro._runtime.DecimalSpec) builds: `too_long(n)`, `too_many_digits()`,
+    /// `check(int)`.
+    Decimal {
+        create: Py<PyAny>,
+        neg_scale: Py<PyAny>,
+        ctx: Py<PyAny>,
+        dtype: Py<PyAny>,
+        prec: u32,
+        neg_scale_i: i64,
+        max_len: Option<usize>,
+        spec: Py<PyAny>,
+    },
     /// a logical reader that is not fastavro's built-in one: `fn(value, writer, reader)`
     Call3(Py<PyAny>, Py<PyAny>, Py<PyAny>),
 }
@@ -67,8 +78,9 @@ pub enum Action {
 pub struct Default {
     pub slot: usize,
     pub value: Py<PyAny>,
-    /// dict/list defaults are deep-copied per record (as the generated decoder does)
-    pub deepcopy: bool,
+    /// dict/list defaults: the function returning a fresh copy per record (as the generated
+    /// decoder does; serdes.avro._runtime.default_copier); `None`: an immutable value, shared
+    pub copier: Option<Py<PyAny>>,
 }
 
 pub enum Kind {
@@ -88,6 +100,8 @@ pub enum Kind {
         keys: Vec<Py<PyString>>,
         actions: Vec<Action>,
         defaults: Vec<Default>,
+        /// the items all copies of `defaults` create, charged to the items budget per record
+        default_items: i128,
         mismatch: Option<String>,
         depth_check: bool,
     },
@@ -130,7 +144,10 @@ fn parse_post(p: &Bound<'_, PyAny>) -> PyResult<Post> {
             let neg_scale = item(t, 2)?;
             let neg_scale_i: i64 = neg_scale.extract()?;
             let prec: i64 = item(t, 5)?.extract()?;
+            let max_len: i64 = item(t, 6)?.extract()?;
             Post::Decimal {
+                max_len: usize::try_from(max_len).ok(),
+                spec: item(t, 7)?.unbind(),
                 create: item(t, 1)?.unbind(),
                 neg_scale_i,
                 neg_scale: neg_scale.unbind(),
@@ -240,15 +257,23 @@ impl Program {
                         }
                     }
                     let mut defaults = Vec::new();
+                    let mut default_items: i128 = 0;
                     for d in item(t, 4)?.try_iter()? {
                         let d = d?;
                         let d = d.cast::<PyTuple>().map_err(|_| bad("default is not a tuple"))?;
                         let slot = index(&item(d, 0)?, keys.len())?;
-                        defaults.push(Default { slot, value: item(d, 1)?.unbind(), deepcopy: item(d, 2)?.is_truthy()? });
+                        let copier = item(d, 2)?;
+                        let items: i64 = item(d, 3)?.extract()?;
+                        if items < 0 {
+                            return Err(bad("negative default items"));
+                        }
+                        default_items += items as i128;
+                        let copier = if copier.is_none() { None } else { Some(copier.unbind()) };
+                        defaults.push(Default { slot, value: item(d, 1)?.unbind(), copier });
                     }
                     let mismatch = opt_str(&item(t, 5)?)?;
                     let depth_check = item(t, 6)?.is_truthy()?;
-                    Kind::Record { keys, actions, defaults, mismatch, depth_check }
+                    Kind::Record { keys, actions, defaults, default_items, mismatch, depth_check }
                 }
                 MISMATCH => Kind::Mismatch(item(t, 2)?.extract()?),
                 _ => return Err(bad("unknown opcode")),

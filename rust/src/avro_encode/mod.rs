@@ -379,6 +379,10 @@ impl AvroEncoder {
                     m = m.checked_mul(10)?.checked_add(d as u128)?;
                 }
                 m = m.checked_mul(10u128.checked_pow(u32::try_from(delta).ok()?)?)?;
+                // more digits than the precision once scaled: the pure encoder's ValidationError
+                if m != 0 && n + delta > precision {
+                    return Some(Err(Stop::Bail));
+                }
                 if m >= 1u128 << 126 {
                     return None;
                 }

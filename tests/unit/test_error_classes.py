@@ -417,6 +417,7 @@ TREE = {
     "ValidationError": ("RecordError", "ValueError"),
     "WrongMessageTypeError": ("ValidationError", "ValueError"),
     "MalformedEnvelopeError": ("ValidationError",),
+    "ColumnValueError": ("ValidationError",),
     "BatchError": ("RecordError",),
     "UnsupportedChangeError": ("RecordError",),
     "RecordDecodeError": ("RecordError",),
@@ -459,7 +460,7 @@ def test_only_record_errors_are_serialization_errors():
 
     assert RECORD == {"RecordError", "FramingError", "InvalidMagicByteError", "TruncatedFrameError",
                       "UnknownSchemaError", "SchemaMismatchError", "RemoteRefRefused", "CorruptPayloadError",
-                      "ValidationError", "WrongMessageTypeError", "MalformedEnvelopeError", "BatchError",
+                      "ValidationError", "WrongMessageTypeError", "MalformedEnvelopeError", "ColumnValueError", "BatchError",
                       "UnsupportedChangeError", "RecordDecodeError", "KeyFieldMismatchError"}
     for name in TREE:
         cls = getattr(errors, name)

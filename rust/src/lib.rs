@@ -5,6 +5,8 @@ use pyo3::prelude::*;
 pub mod avro;
 mod avro_encode;
 mod dispatch;
+mod panics;
+mod stack;
 
 /// The version of the crate, checked by `serdes/_native.py` against the Python package's.
 #[pyfunction]
@@ -18,5 +20,7 @@ fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     avro::register(m)?;
     avro_encode::register(m)?;
     dispatch::register(m)?;
+    panics::register(m)?;
+    stack::register(m)?;
     Ok(())
 }

@@ -2,7 +2,7 @@
 the process or escapes untyped (docs/native.md, "Guards").
 
 * Stacks: a child process runs an Avro deserializer and serializer (native, and pure inside
-  ``forced_pure()``) on a thread with a 128 KiB, 256 KiB or 1 MiB stack (``threading.stack_size``),
+  ``forced_pure()``) on a thread with a 64 KiB, 128 KiB, 256 KiB or 1 MiB stack (``threading.stack_size``),
   at the largest ``serdes.max.depth`` the docs allow (any positive integer: ``sys.maxsize`` here),
   on recursive values from 50 to 100,000 levels deep. Every call gives the right value or a
   ``CorruptPayloadError`` (decode) / ``ValidationError`` (encode); the child exits cleanly.
@@ -121,7 +121,7 @@ print(json.dumps({{"results": results, "impl": _native.implementation()}}))
 _DEPTHS = [50, 300, 1990, 100_000]
 
 
-@pytest.mark.parametrize("stack", [128, 256, 1024])
+@pytest.mark.parametrize("stack", [64, 128, 256, 1024])
 @pytest.mark.parametrize("impl", ["native", "pure"])
 def test_recursive_records_on_small_thread_stacks(impl: str, stack: int) -> None:
     if impl == "native" and _native.native is None:
@@ -141,6 +141,37 @@ def test_recursive_records_on_small_thread_stacks(impl: str, stack: int) -> None
             assert outcome == "value", (what, depth, outcome)
         if depth == 100_000:  # past Python's recursion limit and any native stack here
             assert outcome != "value", (what, depth)
+
+
+_FASTAVRO_READER_CHILD = """
+import io, sys, threading
+from unittest import mock
+import fastavro
+from serdes._limits import Limits
+from serdes.avro import _codegen, _native_decoder
+from serdes.avro._deserializer import compile_avro_decoder
+w = fastavro.parse_schema({schema!r})
+with mock.patch.object(_native_decoder, "compile_decoder", side_effect=_codegen.Unsupported("test")):
+    dec = compile_avro_decoder(w, None, False, None, limits=Limits(max_depth=sys.maxsize))
+assert not hasattr(dec, "__serdes_source__")  # the fastavro reader, behind the validator
+v = {{"x": 0, "n": None}}
+for i in range(300):
+    v = {{"x": i + 1, "n": v}}
+fo = io.BytesIO()
+fastavro.schemaless_writer(fo, w, v)
+data = fo.getvalue()
+threading.stack_size(128 * 1024)
+t = threading.Thread(target=lambda: report(lambda: dec(data, 0, None) == v))
+t.start()
+t.join()
+"""
+
+
+def test_the_fastavro_reader_fallback_on_a_small_thread_stack() -> None:
+    # fastavro's Cython reader (the path for reader schemas codegen declines) recurses on the C
+    # stack: a deep value is read on serdes' sized-stack thread
+    out = run_bounded(CHILD_PRELUDE + _FASTAVRO_READER_CHILD.format(schema=LINKED), timeout=600)
+    assert out["returncode"] == 0 and out["error"] is None and out["value"] == "True", out
 
 
 def test_the_native_loops_stop_at_the_stack_not_at_a_count() -> None:

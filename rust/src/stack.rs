@@ -17,8 +17,10 @@
 //! keeps inside the stack it reports (the JVM's yellow/red pages, an old glibc's guard page).
 use std::cell::Cell;
 
-/// Bytes of stack kept free below the deepest native frame (see the module doc).
-pub const RESERVE: usize = 32 * 1024;
+/// Bytes of stack kept free below the deepest native frame (see the module doc). It must also
+/// hold the frames of one level (between two checks) and what they call: about 1.3 KiB in a
+/// release build, but over 50 KiB in a debug build, whose frames are unoptimised.
+pub const RESERVE: usize = if cfg!(debug_assertions) { 256 * 1024 } else { 32 * 1024 };
 
 /// Bytes a native call may use when the thread's stack bounds cannot be read, or the stack
 /// pointer is outside them (a coroutine running on a stack of its own): a conservative budget.

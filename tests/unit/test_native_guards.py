@@ -193,7 +193,8 @@ def test_the_native_loops_stop_at_the_stack_not_at_a_count() -> None:
         t.join()
     finally:
         threading.stack_size(old)
-    assert 0 < seen[0] < 128 * 1024 < native._stack_left()
+    # (a debug build keeps a larger reserve: nothing of a 128 KiB stack is left for its loops)
+    assert seen[0] <= max(0, 128 * 1024 - native.STACK_RESERVE) < native._stack_left()
 
 
 def _require_native() -> Any:

@@ -6,9 +6,9 @@ the process or escapes untyped (docs/native.md, "Guards").
   at the largest ``serdes.max.depth`` the docs allow (any positive integer: ``sys.maxsize`` here),
   on recursive values from 50 to 100,000 levels deep. Every call gives the right value or a
   ``CorruptPayloadError`` (decode) / ``ValidationError`` (encode); the child exits cleanly.
-  Avro is the format whose recursion is serdes' own native code (JSON Schema validation in
-  jsonschema-rs and Protobuf's upb are bounded before they recurse: test_json_security.py and
-  test_protobuf_security.py).
+  Avro's recursion is serdes' own native code (and fastavro's, on the pure path); JSON's is
+  orjson's and jsonschema-rs' (tested here with the same raised limit); Protobuf's upb has a fixed
+  limit of 100 levels (test_protobuf_security.py).
 * Panics: ``_serdes_native._arm_panic(n)`` (a test hook, not public API) makes the n-th native
   entry call panic inside its guard; a real panic path of the dispatcher is reached too. Nothing
   raises ``PanicException``: the pure-Python path gives the value, or a serdes error is raised.
@@ -172,6 +172,63 @@ def test_the_fastavro_reader_fallback_on_a_small_thread_stack() -> None:
     # stack: a deep value is read on serdes' sized-stack thread
     out = run_bounded(CHILD_PRELUDE + _FASTAVRO_READER_CHILD.format(schema=LINKED), timeout=600)
     assert out["returncode"] == 0 and out["error"] is None and out["value"] == "True", out
+
+
+_JSON_CHILD = """
+import json, sys, threading, uuid
+from confluent_kafka.schema_registry import SchemaRegistryClient
+from confluent_kafka.serialization import MessageField, SerializationContext
+from serdes.json import JSONDeserializer, JSONSerializer
+TREE = {{"$ref": "#/$defs/n", "$defs": {{"n": {{"type": "object", "properties": {{"c": {{"$ref": "#/$defs/n"}}}}}}}}}}
+conf = {{"serdes.max.depth": sys.maxsize}}
+reg = SchemaRegistryClient.new_client({{"url": "mock://guards-" + uuid.uuid4().hex}})
+ctx = SerializationContext("t", MessageField.VALUE)
+ser = JSONSerializer(json.dumps(TREE), reg, conf=conf)
+de = JSONDeserializer(None, schema_registry_client=reg, conf=conf)
+frame = ser({{}}, ctx)[:5]
+def nested(d):
+    v = {{}}
+    for _ in range(d - 1):
+        v = {{"c": v}}
+    return v
+def text(d):
+    return ("{{\\"c\\":" * (d - 1) + "{{}}" + "}}" * (d - 1)).encode()
+def is_nested(v, d):  # iteratively: == (and repr) on a deep value recurse on the C stack themselves
+    for _ in range(d - 1):
+        if not (isinstance(v, dict) and list(v) == ["c"]):
+            return False
+        v = v["c"]
+    return v == {{}}
+results = []
+def run():
+    for what, d in [("decode", 1000), ("decode", 30_000), ("encode", 250), ("encode", 1000)]:
+        try:
+            if what == "decode":
+                ok = is_nested(de(frame + text(d), ctx), d)
+            else:
+                ok = is_nested(json.loads(ser(nested(d), ctx)[5:]), d)
+            results.append([what, d, "value", ok])
+        except BaseException as e:
+            results.append([what, d, type(e).__name__, [c.__name__ for c in type(e).__mro__]])
+threading.stack_size({stack} * 1024)
+t = threading.Thread(target=run)
+t.start()
+t.join()
+print(json.dumps({{"results": results}}))
+"""
+
+
+@pytest.mark.parametrize("stack", [128, 256, 1024])
+def test_deep_json_values_on_small_thread_stacks(stack: int) -> None:
+    # orjson parses up to 1024 levels and jsonschema-rs validates on the C stack: with
+    # serdes.max.depth raised, a deep value is validated on serdes' sized-stack thread
+    out = run_bounded(CHILD_PRELUDE + _JSON_CHILD.format(stack=stack), timeout=600)
+    assert out["returncode"] == 0, out
+    got = {(w, d): (o, detail) for w, d, o, detail in out["results"]}
+    assert got[("decode", 1000)] == ("value", True), got
+    assert got[("encode", 250)] == ("value", True), got
+    assert got[("decode", 30_000)][0] == "CorruptPayloadError", got  # orjson refuses it, typed
+    assert got[("encode", 1000)][0] in ("value", "ValidationError"), got
 
 
 def test_the_native_loops_stop_at_the_stack_not_at_a_count() -> None:

@@ -258,8 +258,9 @@ impl AvroEncoder {
         Ok(depth + 1)
     }
 
-    /// Append the encoding of `o` per `node`. The containers have functions of their own (not
-    /// inlined), so this frame -- the one every level of a nested value adds -- stays small.
+    /// Append the encoding of `o` per `node`. Arrays, maps and logical types have functions of
+    /// their own (not inlined), so this frame -- the one every level of a nested value adds --
+    /// stays small; records are inlined (measured: faster, and a smaller frame per level).
     fn enc<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, node: usize, out: &mut Out, depth: u32) -> Step {
         match &self.prog.nodes[node] {
             Node::Null => {
@@ -380,7 +381,7 @@ impl AvroEncoder {
         out.byte(0)
     }
 
-    #[inline(never)]
+    #[inline]
     fn record<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, fields: &[Field], out: &mut Out, depth: u32) -> Step {
         let depth = self.deeper(py, depth, out)?;
         let dict = o.cast_exact::<PyDict>().map_err(|_| Stop::Bail)?;

@@ -25,7 +25,8 @@ INLINE_LEVELS = 24
 #: the deepest nesting handed to fastavro at all (deeper values are refused before it runs)
 MAX_LEVELS = 10_000
 #: the worker thread's stack: MAX_LEVELS levels at a few KiB each, twice over (address space only;
-#: the pages a call does not touch are never committed)
+#: the pages a call does not touch are never committed; an eighth of it when that much address
+#: space is not available)
 STACK_SIZE = 128 << 20
 
 _lock = threading.Lock()
@@ -47,13 +48,20 @@ def _start() -> "queue.SimpleQueue[Tuple[Callable[[], Any], queue.SimpleQueue[Tu
     with _lock:
         if _jobs is None:
             jobs: "queue.SimpleQueue[Tuple[Callable[[], Any], queue.SimpleQueue[Tuple[bool, Any]]]]" = queue.SimpleQueue()
-            # threading.stack_size is process-wide: set for this one thread, then put back
-            old = threading.stack_size(STACK_SIZE)
-            try:
-                t = threading.Thread(target=_serve, args=(jobs,), name="serdes-deep-values", daemon=True)
-                t.start()
-            finally:
-                threading.stack_size(old)
+            t = None
+            for size in (STACK_SIZE, STACK_SIZE // 8):  # less address space (RLIMIT_AS) may do
+                # threading.stack_size is process-wide: set for this one thread, then put back
+                old = threading.stack_size(size)
+                try:
+                    t = threading.Thread(target=_serve, args=(jobs,), name="serdes-deep-values", daemon=True)
+                    t.start()
+                    break
+                except RuntimeError:  # "can't start new thread": no room for its stack
+                    t = None
+                finally:
+                    threading.stack_size(old)
+            if t is None:
+                raise MemoryError("serdes cannot start the thread that handles deeply nested values")
             _worker_ident = t.ident
             _jobs = jobs
         return _jobs

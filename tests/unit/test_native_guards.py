@@ -30,7 +30,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from fastavro.write import LOGICAL_WRITERS
 
-from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError, ValidationError, _native
+from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError, _native
 from serdes.avro import AvroDeserializer, AvroSerializer
 from serdes.avro._native_decoder import compile_native_decoder
 from serdes.avro._native_encoder import compile_native_encoder, is_native_encoder
@@ -229,6 +229,16 @@ def test_deep_json_values_on_small_thread_stacks(stack: int) -> None:
     assert got[("encode", 250)] == ("value", True), got
     assert got[("decode", 30_000)][0] == "CorruptPayloadError", got  # orjson refuses it, typed
     assert got[("encode", 1000)][0] in ("value", "ValidationError"), got
+
+
+def test_the_sized_stack_thread_returns_and_raises_for_its_caller() -> None:
+    from serdes import _bigstack
+
+    assert _bigstack.call(lambda: 41 + 1) == 42
+    with pytest.raises(ZeroDivisionError):
+        _bigstack.call(lambda: 1 // 0)
+    # a call from the worker itself runs inline (no deadlock)
+    assert _bigstack.call(lambda: _bigstack.call(lambda: "inner")) == "inner"
 
 
 def test_the_native_loops_stop_at_the_stack_not_at_a_count() -> None:

@@ -198,7 +198,7 @@ impl Dispatcher {
                 let parse = step.get_item(0)?;
                 let validate = step.get_item(1)?;
                 let convert = step.get_item(2)?;
-                let value = match parse.call1((PyBytes::new(py, &b[head..]),)) {
+                let value = match parse.call1((crate::new_bytes(py, &b[head..])?,)) {
                     Ok(v) => {
                         if validate.is_none() {
                             Some(v)

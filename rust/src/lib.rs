@@ -8,6 +8,17 @@ mod dispatch;
 mod panics;
 mod stack;
 
+/// `bytes(data)`, or the `MemoryError` of a failed allocation: PyO3's `PyBytes::new` panics
+/// there instead, and a payload-sized copy is the allocation that can fail.
+pub(crate) fn new_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    // SAFETY: pointer and length describe a live slice, the GIL is held (we have `py`); the call
+    // returns a new reference, or NULL with MemoryError set
+    unsafe {
+        let p = pyo3::ffi::PyBytes_FromStringAndSize(data.as_ptr().cast(), data.len() as pyo3::ffi::Py_ssize_t);
+        Ok(Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked())
+    }
+}
+
 /// The version of the crate, checked by `serdes/_native.py` against the Python package's.
 #[pyfunction]
 fn abi_version() -> u32 {

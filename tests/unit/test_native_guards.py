@@ -242,26 +242,23 @@ def test_the_sized_stack_thread_returns_and_raises_for_its_caller() -> None:
 
 
 def test_the_native_loops_stop_at_the_stack_not_at_a_count() -> None:
-    # on this thread (the main thread's 8 MiB) the native decoder reads values far deeper than on
-    # a 128 KiB one, whatever the count allows: the bound is the stack that is there
+    # the guard reads the stack of the thread it runs on: a 128 KiB thread leaves far less than the
+    # main thread. In a child: glibc hands a new thread a cached larger stack of an ended one.
     native = _require_native()
     assert native.STACK_RESERVE >= 16 * 1024
-    import threading
-
-    seen: List[int] = []
-
-    def left() -> None:
-        seen.append(native._stack_left())
-
-    old = threading.stack_size(128 * 1024)
-    try:
-        t = threading.Thread(target=left)
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(old)
+    out = run_bounded(CHILD_PRELUDE + """
+import threading
+from serdes import _native
+seen = []
+threading.stack_size(128 * 1024)
+t = threading.Thread(target=lambda: seen.append(_native.native._stack_left()))
+t.start()
+t.join()
+report(lambda: (seen[0], _native.native._stack_left()))
+""")
+    small, main = eval(out["value"])  # noqa: S307 - a tuple of two ints printed by the child
     # (a debug build keeps a larger reserve: nothing of a 128 KiB stack is left for its loops)
-    assert seen[0] <= max(0, 128 * 1024 - native.STACK_RESERVE) < native._stack_left()
+    assert small <= max(0, 128 * 1024 - native.STACK_RESERVE) < main
 
 
 def _require_native() -> Any:
@@ -489,3 +486,25 @@ def test_misbehaving_decode_callbacks_are_typed_errors(implementation: str) -> N
     de = AvroDeserializer(registry, from_dict=from_dict)
     with pytest.raises(SerdesError):
         de(frame, CTX)
+
+
+_BIG_VALUE_CHILD = """
+import contextlib
+from serdes import _native
+from serdes.avro._native_encoder import compile_native_encoder, is_native_encoder
+with _native.forced_pure() if {impl!r} == "pure" else contextlib.nullcontext():
+    enc = compile_native_encoder({{"type": "record", "name": "B", "fields": [{{"name": "b", "type": "bytes"}}]}}, b"")
+assert is_native_encoder(enc) == ({impl!r} == "native")
+big = bytes(700 << 20)  # fits the address space once, not twice
+report(lambda: len(enc({{"b": big}}, None)))
+"""
+
+
+@pytest.mark.parametrize("impl", ["native", "pure"])
+def test_a_value_too_large_to_encode_is_a_memory_error(impl: str) -> None:
+    # the native buffer grows with try_reserve: a failed allocation is a MemoryError, as the pure
+    # encoder's bytearray raises, never Rust's abort
+    if impl == "native":
+        _require_native()
+    out = run_bounded(CHILD_PRELUDE + _BIG_VALUE_CHILD.format(impl=impl), memory=1536 << 20)
+    assert out["returncode"] == 0 and out["error"] == "MemoryError", out

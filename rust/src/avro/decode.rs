@@ -402,7 +402,7 @@ impl Decoder {
             }
             Kind::Bytes => {
                 let (s, e) = self.span(py, c)?;
-                PyBytes::new(py, &c.data[s..e]).into_any()
+                crate::new_bytes(py, &c.data[s..e])?.into_any()
             }
             Kind::Fixed(size) => {
                 // a slice, as data[pos:pos + size] is: short (or empty) when the payload ends early
@@ -410,7 +410,7 @@ impl Decoder {
                 let s = c.pos.min(len);
                 let e = c.pos.saturating_add(*size).min(len);
                 c.pos = c.pos.saturating_add(*size);
-                PyBytes::new(py, &c.data[s..e]).into_any()
+                crate::new_bytes(py, &c.data[s..e])?.into_any()
             }
             Kind::Enum { symbols, missing } => {
                 let n = self.long(py, c)?;

@@ -48,7 +48,7 @@ impl AvroDecoder {
             }
         };
         match (&self.fallback, why) {
-            (Some(f), _) => f.bind(py).call1((PyBytes::new(py, data), offset, ctx_obj())),
+            (Some(f), _) => f.bind(py).call1((crate::new_bytes(py, data)?, offset, ctx_obj())),
             (None, Some(panic)) => Err(crate::panics::error(py, "CorruptPayloadError", "Avro decoder", &panic)),
             (None, None) => Err(PyErr::from_type(
                 self.inner.corrupt.bind(py).clone(),

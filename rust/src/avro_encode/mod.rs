@@ -638,7 +638,7 @@ impl AvroEncoder {
                 if out.buf.len() > self.capacity.load(Ordering::Relaxed) {
                     self.capacity.store(out.buf.len().min(CAPACITY_HINT_MAX), Ordering::Relaxed);
                 }
-                Ok(PyBytes::new(py, &out.buf).into_any())
+                Ok(crate::new_bytes(py, &out.buf)?.into_any())
             }
             Err(Stop::Bail) => self.fallback.bind(py).call1((value, ctx)),
             Err(Stop::Raise(e)) => Err(e),

@@ -2,8 +2,8 @@
 # Build the native extension in place (serdes/_serdes_native*.so) from rust/ -- what
 # `pip install -e .` does, for a checkout or worktree that was not pip-installed.
 # Usage: bash scripts/build-native.sh [--debug]
-# (--debug: a debug build caps native Avro encoding depth at 25 instead of 1000 -- its stack frames
-# are much larger -- so the depth tests of tests/unit/test_avro_native_encoder.py fail there)
+# (--debug: larger stack frames, so the native loops hand shallower values to pure Python than a
+# release build does -- docs/native.md, "Guards"; rebuild release afterwards)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 profile=release

@@ -198,7 +198,7 @@ impl Dispatcher {
                 let parse = step.get_item(0)?;
                 let validate = step.get_item(1)?;
                 let convert = step.get_item(2)?;
-                let value = match parse.call1((PyBytes::new(py, &b[head..]),)) {
+                let value = match parse.call1((crate::new_bytes(py, &b[head..])?,)) {
                     Ok(v) => {
                         if validate.is_none() {
                             Some(v)
@@ -248,8 +248,14 @@ impl Dispatcher {
         headers: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         if !headers {
-            if let Some(v) = self.hit(py, data, ctx)? {
-                return Ok(v);
+            // a panic here is a bug in this dispatcher: the Python path decodes the record
+            match crate::panics::catch(|| self.hit(py, data, ctx)) {
+                Ok(hit) => {
+                    if let Some(v) = hit? {
+                        return Ok(v);
+                    }
+                }
+                Err(_) => crate::panics::clear(py),
             }
         }
         self.slow.bind(py).call1((data, ctx_or_none(py, ctx)))
@@ -447,6 +453,21 @@ impl EncodeDispatcher {
 
     /// One non-`None` value with a key/value context.
     fn call_cached<'py>(
+        &self,
+        py: Python<'py>,
+        obj: &Bound<'py, PyAny>,
+        c: &Bound<'py, PyAny>,
+        by_topic: &Bound<'py, PyDict>,
+        topic: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // a panic here is a bug in this dispatcher: the Python path encodes the value
+        crate::panics::catch(|| self.cached(py, obj, c, by_topic, topic)).unwrap_or_else(|_| {
+            crate::panics::clear(py);
+            self.slow.bind(py).call1((obj, c))
+        })
+    }
+
+    fn cached<'py>(
         &self,
         py: Python<'py>,
         obj: &Bound<'py, PyAny>,

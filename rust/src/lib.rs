@@ -5,6 +5,19 @@ use pyo3::prelude::*;
 pub mod avro;
 mod avro_encode;
 mod dispatch;
+mod panics;
+mod stack;
+
+/// `bytes(data)`, or the `MemoryError` of a failed allocation: PyO3's `PyBytes::new` panics
+/// there instead, and a payload-sized copy is the allocation that can fail.
+pub(crate) fn new_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    // SAFETY: pointer and length describe a live slice, the GIL is held (we have `py`); the call
+    // returns a new reference, or NULL with MemoryError set
+    unsafe {
+        let p = pyo3::ffi::PyBytes_FromStringAndSize(data.as_ptr().cast(), data.len() as pyo3::ffi::Py_ssize_t);
+        Ok(Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked())
+    }
+}
 
 /// The version of the crate, checked by `serdes/_native.py` against the Python package's.
 #[pyfunction]
@@ -18,5 +31,7 @@ fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     avro::register(m)?;
     avro_encode::register(m)?;
     dispatch::register(m)?;
+    panics::register(m)?;
+    stack::register(m)?;
     Ok(())
 }

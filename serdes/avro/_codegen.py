@@ -18,12 +18,14 @@ every source compiled by :func:`serdes.avro._exec.compile_generated` (checked, t
 from __future__ import annotations
 
 import io
+import sys
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from fastavro import schemaless_writer
 from fastavro.validation import ValidationError as _FaValidationError
 from fastavro.validation import validate as _fa_validate
 
+from .. import _bigstack
 from .._errors import SchemaMismatchError, ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._decgen import DecoderGenerator, decoder_schemas
@@ -111,13 +113,15 @@ def compile_validator(writer: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[
     return compile_generated(src, "validator", gen.ns, "validate")
 
 
-def _nesting(obj: Any, limit: int) -> Optional[str]:
-    """Why ``obj`` may not reach fastavro's validator/writer, or ``None``: a container cycle, or
-    containers nested deeper than ``limit``. fastavro's Cython recursion on such a value (possible
-    with a recursive schema) overflows the C stack and kills the process instead of raising.
-    Linear in the value: each container's height is computed once (shared sub-values too)."""
+def _nesting(obj: Any, limit: int) -> Tuple[Optional[str], int]:
+    """(why ``obj`` may not reach fastavro's validator/writer, or ``None``; its height). Refused: a
+    container cycle, or containers nested deeper than ``limit`` (or :data:`serdes._bigstack.MAX_LEVELS`).
+    fastavro's Cython recursion on such a value (possible with a recursive schema) overflows the C
+    stack and kills the process instead of raising. Linear in the value: each container's height
+    is computed once (shared sub-values too)."""
     heights: Dict[int, int] = {}
     on_path: set[int] = set()
+    limit = min(limit, _bigstack.MAX_LEVELS)
 
     def height(v: Any) -> int:
         if isinstance(v, dict):
@@ -143,12 +147,13 @@ def _nesting(obj: Any, limit: int) -> Optional[str]:
         return h
 
     try:
-        height(obj)
+        return None, height(obj)
     except _Cycle:
-        return "the value contains itself (a reference cycle)"
-    except (_TooDeep, RecursionError):
-        return f"the value nests deeper than serdes.max.depth={limit}"
-    return None
+        return "the value contains itself (a reference cycle)", 0
+    except _TooDeep:
+        return f"the value nests deeper than serdes.max.depth={limit}", 0
+    except RecursionError:
+        return f"the value nests deeper than Python's recursion limit ({sys.getrecursionlimit()}) lets serdes check it", 0
 
 
 class _Cycle(Exception):
@@ -159,11 +164,20 @@ class _TooDeep(Exception):
     pass
 
 
-def check_value(parsed: Any, obj: Any, strict: bool = False, max_depth: int = DEFAULT_LIMITS.max_depth) -> None:
-    """Raise :class:`ValidationError` (with the field path) unless ``obj`` validates against ``parsed``."""
-    why = _nesting(obj, max_depth)
+def check_value(parsed: Any, obj: Any, strict: bool = False, max_depth: int = DEFAULT_LIMITS.max_depth) -> int:
+    """Raise :class:`ValidationError` (with the field path) unless ``obj`` validates against
+    ``parsed``; returns the value's nesting height."""
+    why, levels = _nesting(obj, max_depth)
     if why is not None:
         raise ValidationError(f"value does not match the schema: {why}")
+    if levels > _bigstack.INLINE_LEVELS:  # fastavro's recursion gets a stack of known size
+        _bigstack.call(lambda: _validate(parsed, obj, strict))
+    else:
+        _validate(parsed, obj, strict)
+    return levels
+
+
+def _validate(parsed: Any, obj: Any, strict: bool) -> None:
     try:
         _fa_validate(obj, parsed, raise_errors=True, strict=strict)
     except _FaValidationError as e:
@@ -176,8 +190,7 @@ def _fastavro_encoder(
     parsed: Any, prefix: bytes, strict: bool, strict_allow_default: bool, max_depth: int
 ) -> Callable[[Any], bytes]:
     """fastavro's encoder: :func:`check_value`, then ``schemaless_writer`` after ``prefix``."""
-    def slow(obj: Any) -> bytes:
-        check_value(parsed, obj, strict, max_depth)
+    def write(obj: Any) -> bytes:
         fo = io.BytesIO()
         fo.write(prefix)
         try:
@@ -185,6 +198,11 @@ def _fastavro_encoder(
         except (TypeError, ValueError, KeyError, AttributeError, OverflowError) as e:
             raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
         return fo.getvalue()
+
+    def slow(obj: Any) -> bytes:
+        if check_value(parsed, obj, strict, max_depth) > _bigstack.INLINE_LEVELS:
+            return _bigstack.call(lambda: write(obj))
+        return write(obj)
 
     return slow
 

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import io
-from typing import Any, Optional
+from typing import Any, Dict, FrozenSet, Optional
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroDeserializer as _ConfluentAvroDeserializer
 from confluent_kafka.serialization import SerializationContext
 from fastavro import schemaless_reader
 
+from .. import _bigstack
 from .._confluent import get_parsed_schema
 from .._errors import CorruptPayloadError, SchemaMismatchError, SerdesError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
@@ -91,6 +92,36 @@ def _raising(reason: str, schema_id: Any) -> Decoder:
     return mismatch
 
 
+def _nests_deeper(parsed: Any, levels: int) -> bool:
+    """Whether values of the parsed schema can nest more than ``levels`` records, arrays, maps and
+    unions deep (a recursive schema always can)."""
+    named: Dict[str, int] = {}  # a named record's height, known from its definition on
+
+    def height(s: Any, path: FrozenSet[str]) -> int:
+        if isinstance(s, str):  # a named type on the path: recursion
+            return levels + 1 if s in path else named.get(s, 0)
+        if isinstance(s, list):
+            return 1 + max((height(b, path) for b in s), default=0)
+        if not isinstance(s, dict):
+            return 0
+        t = s.get("type")
+        if t in ("record", "error"):
+            name = str(s.get("name"))
+            h = 1 + max((height(f.get("type"), path | {name}) for f in s.get("fields", ())), default=0)
+            named[name] = h
+            return h
+        if t == "array":
+            return 1 + height(s.get("items"), path)
+        if t == "map":
+            return 1 + height(s.get("values"), path)
+        return height(t, path) if isinstance(t, (dict, list)) else 0
+
+    try:
+        return height(parsed, frozenset()) > levels
+    except RecursionError:
+        return True
+
+
 def _fastavro_decoder(
     writer_parsed: Any, reader_parsed: Any, return_record_name: bool, from_dict: Any, validate: Any
 ) -> Decoder:
@@ -104,11 +135,18 @@ def _fastavro_decoder(
 
         return decode_raw
 
+    # fastavro's Cython reader recurses on the C stack: a value of a schema that can nest deeper
+    # than a small thread stack holds is read on serdes' sized-stack thread (serdes/_bigstack.py)
+    deep = _nests_deeper(writer_parsed, _bigstack.INLINE_LEVELS)
+
     def decode(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
         validate(data, offset)
         fo = io.BytesIO(data)
         fo.seek(offset)
-        obj = schemaless_reader(fo, writer_parsed, reader_parsed, return_record_name)
+        if deep:
+            obj = _bigstack.call(lambda: schemaless_reader(fo, writer_parsed, reader_parsed, return_record_name))
+        else:
+            obj = schemaless_reader(fo, writer_parsed, reader_parsed, return_record_name)
         if fo.tell() != len(data):
             raise CorruptPayloadError(f"{len(data) - fo.tell()} trailing bytes after the record")
         if from_dict is not None:

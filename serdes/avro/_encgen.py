@@ -132,10 +132,16 @@ class EncoderGenerator(Generator):
             x = self.fresh("x")
             out.append(f"{ind}if type({v}) is not _list and type({v}) is not _tuple:")
             out.append(f"{ind}    {v} = _chk_seq({v}, {p})")
+            n = self.fresh("n")
             out.append(f"{ind}if {v}:")
-            out.append(f"{ind}    _wl(buf, len({v}))")
+            out.append(f"{ind}    {n} = len({v})")
+            out.append(f"{ind}    _wl(buf, {n})")
             out.append(f"{ind}    for {x} in {v}:")
             self.write(out, ind + "        ", s["items"], x, path + "[]")
+            # a prepare function resized the list while its items were written: the count written
+            # first would be wrong (fastavro's general path decides)
+            out.append(f"{ind}    if len({v}) != {n}:")
+            out.append(f"{ind}        raise _Slow")
             out.append(f"{ind}buf.append(0)")
         elif t == "map":
             k, x, kb = self.fresh("k"), self.fresh("x"), self.fresh("kb")

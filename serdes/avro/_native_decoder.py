@@ -15,8 +15,9 @@ module and ``rust/src/avro/schema.rs``.
 
 Falls back to the pure decoder (returns it unchanged) for: a writer schema of plain ``bytes``
 (confluent-kafka's raw payload: a slice, nothing to gain), a named reference the lowering cannot
-resolve, limits so large that native recursion could exhaust the C stack
-(:data:`MAX_NATIVE_DEPTH`), and a schema whose lowering itself recurses too deep.
+resolve, and a schema whose lowering itself recurses too deep. The native decoder holds the pure
+one too: it decodes a record nesting deeper than the thread's stack lets the native loop go
+(``rust/src/stack.rs``), so any ``serdes.max.depth`` is safe on any thread (docs/native.md, "Guards").
 """
 
 from __future__ import annotations
@@ -43,11 +44,10 @@ from ._decgen import (
 from ._generator import Unsupported, is_raw_bytes, named_types, type_of
 from ._runtime import default_copier
 
-__all__ = ["compile_native_decoder", "lower", "MAX_NATIVE_DEPTH"]
+__all__ = ["compile_native_decoder", "lower"]
 
-#: ``max_depth`` / ``max_schema_depth`` above this decode in pure Python: the native decoder
-#: recurses on the C stack, which (unlike Python's) cannot raise when it runs out
-MAX_NATIVE_DEPTH = 2000
+# the native decoder counts depth in an i64: a larger serdes.max.depth bounds nothing more
+_MAX_COUNT = 2**62
 
 # node opcodes and post-processing kinds: the program format shared with rust/src/avro/schema.rs
 NULL, BOOL, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, ARRAY, MAP, UNION, RECORD, MISMATCH = range(14)
@@ -332,14 +332,15 @@ def compile_native_decoder(
     mod = native if native is not None else active()
     if mod is None or not hasattr(mod, "AvroDecoder"):
         return pure
-    if limits.max_depth > MAX_NATIVE_DEPTH or limits.max_schema_depth > MAX_NATIVE_DEPTH:
-        return pure
     try:
         nodes, root = lower(writer, reader, return_record_name)
     except (_Fallback, RecursionError):
         return pure
-    dec: Decoder = mod.AvroDecoder(
-        nodes, root, min(limits.max_items, 2**62), limits.max_depth, from_dict,
-        CorruptPayloadError, SchemaMismatchError, _dt.timezone.utc,
-    )
+    try:
+        dec: Decoder = mod.AvroDecoder(
+            nodes, root, min(limits.max_items, _MAX_COUNT), min(limits.max_depth, _MAX_COUNT), from_dict,
+            CorruptPayloadError, SchemaMismatchError, _dt.timezone.utc, fallback=pure,
+        )
+    except SchemaMismatchError:  # the native program compiler failed (a panic: a serdes bug, reported on stderr)
+        return pure
     return dec

@@ -22,7 +22,7 @@ from fastavro import parse_schema
 from fastavro.write import LOGICAL_WRITERS
 
 from .. import _native
-from .._errors import ValidationError
+from .._errors import SchemaMismatchError, ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._codegen import compile_encoder
 from ._generator import is_raw_bytes
@@ -42,10 +42,9 @@ _FAST_LOGICAL = {
     "bytes-decimal": ("prepare_bytes_decimal", 5),
 }
 _CLASSES = (uuid.UUID, datetime.datetime, datetime.date, datetime.timezone.utc, decimal.Decimal)
-# the native loop recurses once per nesting level of a recursive schema's value: whatever
-# serdes.max.depth says, it stops here, inside a 512 KiB thread stack (tested; the extension
-# applies the same bound, STACK_GUARD_DEPTH, to every schema)
-NATIVE_MAX_DEPTH: int = _native.native.AVRO_ENCODE_MAX_DEPTH if _native.native is not None else 1000
+# the native loop counts a recursive schema's nesting in a u32; deeper than the thread's stack
+# allows it never goes (it hands the value to the pure encoder: docs/native.md, "Guards")
+_MAX_COUNT = 2**32 - 1
 
 
 def _fast_logical() -> Dict[str, int]:
@@ -92,12 +91,13 @@ def compile_native_encoder(
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)
     try:
         encoder: _Encode = native.AvroEncoder(
-            parsed, prefix, fallback, to_dict, strict, strict_allow_default, min(limits.max_depth, NATIVE_MAX_DEPTH),
+            parsed, prefix, fallback, to_dict, strict, strict_allow_default, min(limits.max_depth, _MAX_COUNT),
             _logical_writers(), ValidationError, _fast_logical(), _CLASSES,
         )
     # NotImplementedError: a schema the native program leaves to the pure encoder; TypeError /
-    # ValueError: a schema shape it does not expect (the pure encoder is still right for it)
-    except (NotImplementedError, TypeError, ValueError):
+    # ValueError: a schema shape it does not expect (the pure encoder is still right for it);
+    # SchemaMismatchError: the native compiler failed (a panic: a serdes bug, reported on stderr)
+    except (NotImplementedError, TypeError, ValueError, SchemaMismatchError):
         if to_dict is None:
             return fallback
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)

@@ -43,12 +43,17 @@ from typing import AbstractSet, Any, Callable, List, Optional, Sequence, Tuple
 
 import jsonschema_rs
 
+from .. import _bigstack
 from .._errors import SchemaMismatchError, SerdesError, ValidationError
 from .._limits import DEFAULT_LIMITS, Limits
 from ._depth import depth_error, exceeds_depth, schema_needs_depth_check, uses_keywords
 from ._patterns import PatternPlan, plan_patterns
 from ._pyfallback import bounded_call, bounded_validator_class, precompile_patterns
 from ._refs import guarded_registry, refused_uri, remote_retriever
+
+# the value depth jsonschema-rs validates on the calling thread: serdes.max.depth's default, which
+# fits a 64 KiB thread stack (tests/unit/test_native_guards.py)
+_INLINE_DEPTH = 100
 
 __all__ = ["CompiledValidator", "compile_validator", "json_path"]
 
@@ -118,6 +123,17 @@ class CompiledValidator:
             self.backend = "jsonschema"
             self._py = py_factory()
             raw = self._py.is_valid
+        if max_depth is not None and max_depth > _INLINE_DEPTH:
+            # jsonschema-rs recurses on the C stack once per level of the value: a value deeper
+            # than a small thread stack holds (serdes.max.depth raised past the default) is
+            # validated on serdes' sized-stack thread (serdes/_bigstack.py)
+            inline = raw
+
+            def raw(value: Any, _inline: Callable[[Any], bool] = inline) -> bool:
+                if exceeds_depth(value, _INLINE_DEPTH):
+                    return _bigstack.call(lambda: _inline(value))
+                return _inline(value)
+
         self.unchecked_is_valid = raw
         if max_depth is None:
             self.is_valid: Callable[[Any], bool] = raw
@@ -174,7 +190,10 @@ class CompiledValidator:
             try:
                 if self._guard is not None:
                     self._guard(value)
-                self._rs.validate(value)
+                if self.max_depth is not None and self.max_depth > _INLINE_DEPTH and exceeds_depth(value, _INLINE_DEPTH):
+                    _bigstack.call(lambda: self._rs.validate(value))
+                else:
+                    self._rs.validate(value)
             except ValidationError as e:  # the regex budget
                 return e
             except jsonschema_rs.ValidationError as e:

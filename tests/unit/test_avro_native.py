@@ -29,7 +29,7 @@ from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError
 from serdes._limits import Limits
 from serdes.avro import _native_decoder
 from serdes.avro._codegen import Unsupported, compile_decoder
-from serdes.avro._native_decoder import MAX_NATIVE_DEPTH, compile_native_decoder
+from serdes.avro._native_decoder import compile_native_decoder
 
 from tests.support.avro_impl import is_native, native_module
 from tests.support.avro_samples import records
@@ -275,9 +275,16 @@ def test_native_invalid_utf8_raises_what_the_pure_decoder_raises(native: Any) ->
         compile_decoder("string")(_zz(2) + b"\xc3\x28", 0, None)
 
 
-def test_limits_past_the_native_stack_bound_decode_in_pure_python(native: Any) -> None:
-    dec = compile_native_decoder(_NODE, limits=Limits(max_depth=MAX_NATIVE_DEPTH + 1), native=native)
-    assert not is_native(dec) and hasattr(dec, "__serdes_source__")
+def test_any_depth_limit_decodes_natively_with_the_pure_decoder_past_the_stack(native: Any) -> None:
+    # the stack guard bounds the native recursion whatever serdes.max.depth says; a value deeper
+    # than the thread's stack allows natively goes to the pure decoder (test_native_guards.py
+    # covers small thread stacks)
+    dec = compile_native_decoder(_NODE, limits=Limits(max_depth=10**30, max_schema_depth=10**30), native=native)
+    assert is_native(dec)
+    assert dec(b"\x02" * 3 + b"\x00") == {"next": {"next": {"next": {"next": None}}}}
+    deep = b"\x02" * 200_000 + b"\x00"
+    with pytest.raises(RecursionError):  # the pure decoder's verdict (a CorruptPayloadError in the deserializer)
+        dec(deep)
 
 
 def test_raw_bytes_writer_stays_pure(native: Any) -> None:

@@ -498,14 +498,14 @@ def test_a_registered_logical_writer_replaces_the_native_conversion(monkeypatch:
     assert b"custom" in native(rec, None)
 
 
-def test_a_huge_max_depth_is_capped_natively() -> None:
+def test_a_huge_max_depth_is_bounded_by_the_stack() -> None:
     from serdes._limits import Limits
-    from serdes.avro._native_encoder import NATIVE_MAX_DEPTH
 
+    # no count stops a cycle here: the thread's stack does, and the pure encoder then names it
     enc = compile_native_encoder(LINKED, _PREFIX, limits=Limits(max_depth=10**9))
     d: Any = {"v": 1}
     d["next"] = d
-    with pytest.raises(ValidationError, match=f"serdes.max.depth={NATIVE_MAX_DEPTH}"):
+    with pytest.raises(ValidationError, match="reference cycle"):
         enc(d, None)
 
 

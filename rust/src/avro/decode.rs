@@ -7,6 +7,9 @@
 //! * each array/map block count is charged to the record's items budget (`max_items`) and, for
 //!   items of at least one byte, compared with the bytes left, before the block is walked;
 //! * a shared or recursive named record checks the value depth (`max_depth`) on entry;
+//! * every array, map, union and record checks the thread's stack ([`crate::stack`]) before it
+//!   reads what it contains: when the stack runs out first, [`Decoder::decode`] says so (`None`)
+//!   and the caller decodes in pure Python, whose recursion does not use the native stack;
 //! * like the generated code, skipping a boolean/float/double/fixed and reading a fixed advance
 //!   the position without a check: the final "consumed exactly" check reports the overrun;
 //! * all arithmetic on input-derived numbers is done in i128 or saturating, and no `unwrap`
@@ -18,6 +21,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDate, PyDateTime, PyFloat, PyString, PyTuple, PyType, PyTzInfo};
 
 use super::schema::{Action, Kind, Node, Post, Program};
+use crate::stack::Guard;
 
 /// The per-schema-pair decoder: the program plus what raising and logical types need, all
 /// looked up once when it is built.
@@ -35,6 +39,10 @@ struct Cur<'a> {
     data: &'a [u8],
     pos: usize,
     budget: i128,
+    /// this call's stack limit, and whether the recursion stopped at it (the error that unwinds
+    /// the recursion then is only a marker)
+    guard: Guard,
+    stack_out: bool,
 }
 
 const DAYS_SHIFT: i64 = 719_163; // date(1970, 1, 1).toordinal()
@@ -155,6 +163,15 @@ impl Decoder {
 
     fn too_many(&self, py: Python<'_>) -> PyErr {
         self.corrupt(py, format!("record has more than serdes.max.items={} array/map items in total", self.max_items))
+    }
+
+    /// The thread's stack is too short for one more level: a marker error (never normalized) the
+    /// recursion unwinds with; [`Decoder::decode`] turns it into `Ok(None)`.
+    #[cold]
+    #[inline(never)]
+    fn stack_out(c: &mut Cur) -> PyErr {
+        c.stack_out = true;
+        PyErr::new::<pyo3::exceptions::PyRecursionError, _>("native stack exhausted")
     }
 
     fn too_deep(&self, py: Python<'_>) -> PyErr {
@@ -359,6 +376,9 @@ impl Decoder {
 
     fn read<'py>(&self, py: Python<'py>, c: &mut Cur, i: usize, d: i64) -> PyResult<Bound<'py, PyAny>> {
         let node: &Node = &self.prog.nodes[i]; // indices were range-checked when compiled
+        if node.kind.nests() && !c.guard.ok() {
+            return Err(Self::stack_out(c));
+        }
         let v = match &node.kind {
             Kind::Null => py.None().into_bound(py),
             Kind::Bool => {
@@ -368,7 +388,7 @@ impl Decoder {
             Kind::Long => {
                 let n = self.long(py, c)?;
                 if let Post::Uuid { .. } | Post::Call3(..) | Post::Decimal { .. } = node.post {
-                    unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyLong_FromLongLong(n))? }
+                    n.into_pyobject(py)?.into_any()
                 } else {
                     return self.long_value(py, n, &node.post);
                 }
@@ -396,7 +416,7 @@ impl Decoder {
             }
             Kind::Bytes => {
                 let (s, e) = self.span(py, c)?;
-                PyBytes::new(py, &c.data[s..e]).into_any()
+                crate::new_bytes(py, &c.data[s..e])?.into_any()
             }
             Kind::Fixed(size) => {
                 // a slice, as data[pos:pos + size] is: short (or empty) when the payload ends early
@@ -404,7 +424,7 @@ impl Decoder {
                 let s = c.pos.min(len);
                 let e = c.pos.saturating_add(*size).min(len);
                 c.pos = c.pos.saturating_add(*size);
-                PyBytes::new(py, &c.data[s..e]).into_any()
+                crate::new_bytes(py, &c.data[s..e])?.into_any()
             }
             Kind::Enum { symbols, missing } => {
                 let n = self.long(py, c)?;
@@ -515,7 +535,11 @@ impl Decoder {
 
     /// Step over a value of a writer-only node, with every check and limit of reading it.
     fn skip(&self, py: Python<'_>, c: &mut Cur, i: usize, d: i64) -> PyResult<()> {
-        match &self.prog.nodes[i].kind {
+        let kind = &self.prog.nodes[i].kind;
+        if kind.nests() && !c.guard.ok() {
+            return Err(Self::stack_out(c));
+        }
+        match kind {
             Kind::Null => {}
             Kind::Bool => c.pos = c.pos.saturating_add(1),
             Kind::Long => {
@@ -577,10 +601,15 @@ impl Decoder {
     }
 
     /// Decode `data[offset..]`, which must be exactly one value: the entry point the native
-    /// dispatcher calls without a Python-level call.
-    pub fn decode<'py>(&self, py: Python<'py>, data: &[u8], offset: usize) -> PyResult<Bound<'py, PyAny>> {
-        let mut c = Cur { data, pos: offset, budget: self.max_items };
-        let v = self.read(py, &mut c, self.prog.root, 0)?;
+    /// dispatcher calls without a Python-level call. `Ok(None)`: the value nests deeper than this
+    /// thread's stack lets the native loop go (nothing else was wrong up to there).
+    pub fn decode<'py>(&self, py: Python<'py>, data: &[u8], offset: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let mut c = Cur { data, pos: offset, budget: self.max_items, guard: Guard::here(), stack_out: false };
+        let v = match self.read(py, &mut c, self.prog.root, 0) {
+            Ok(v) => v,
+            Err(_) if c.stack_out => return Ok(None),
+            Err(e) => return Err(e),
+        };
         if c.pos != data.len() {
             return Err(if c.pos > data.len() {
                 self.corrupt(py, format!("payload ends {} bytes early", c.pos - data.len()))
@@ -588,6 +617,6 @@ impl Decoder {
                 self.corrupt(py, format!("{} trailing bytes after the record", data.len() - c.pos))
             });
         }
-        Ok(v)
+        Ok(Some(v))
     }
 }

@@ -16,6 +16,10 @@ use schema::Program;
 pub struct AvroDecoder {
     inner: Decoder,
     from_dict: Option<Py<PyAny>>,
+    /// the pure-Python decoder of the same pair and `from_dict`, `fallback(data, offset, ctx)`: it
+    /// decodes a value nesting deeper than this thread's stack lets the native loop go (and a
+    /// record the native loop panicked on). `None`: such a record is a `CorruptPayloadError`.
+    fallback: Option<Py<PyAny>>,
 }
 
 impl AvroDecoder {
@@ -28,10 +32,32 @@ impl AvroDecoder {
         offset: usize,
         ctx: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let v = self.inner.decode(py, data, offset)?;
-        match &self.from_dict {
-            Some(f) => f.bind(py).call1((v, ctx.map_or_else(|| py.None().into_bound(py), |c| c.clone()))),
-            None => Ok(v),
+        let ctx_obj = || ctx.map_or_else(|| py.None().into_bound(py), |c| c.clone());
+        let why = match crate::panics::catch(|| self.inner.decode(py, data, offset)) {
+            Ok(Ok(Some(v))) => {
+                return match &self.from_dict {
+                    Some(f) => f.bind(py).call1((v, ctx_obj())),
+                    None => Ok(v),
+                }
+            }
+            Ok(Err(e)) => return Err(e),
+            Ok(Ok(None)) => None,
+            Err(panic) => {
+                crate::panics::clear(py);
+                Some(panic)
+            }
+        };
+        match (&self.fallback, why) {
+            (Some(f), _) => f.bind(py).call1((crate::new_bytes(py, data)?, offset, ctx_obj())),
+            (None, Some(panic)) => Err(crate::panics::error(py, "CorruptPayloadError", "Avro decoder", &panic)),
+            (None, None) => Err(PyErr::from_type(
+                self.inner.corrupt.bind(py).clone(),
+                (format!(
+                    "record nests deeper than the native decoder can go on this thread's stack \
+                     (serdes.max.depth={}; a thread with a larger stack, or pure Python, decodes it)",
+                    self.inner.max_depth
+                ),),
+            )),
         }
     }
 }
@@ -40,7 +66,7 @@ impl AvroDecoder {
 impl AvroDecoder {
     #[new]
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (nodes, root, max_items, max_depth, from_dict, corrupt, mismatch, utc))]
+    #[pyo3(signature = (nodes, root, max_items, max_depth, from_dict, corrupt, mismatch, utc, *, fallback = None))]
     fn new(
         py: Python<'_>,
         nodes: &Bound<'_, PyList>,
@@ -51,11 +77,14 @@ impl AvroDecoder {
         corrupt: Py<PyType>,
         mismatch: Py<PyType>,
         utc: Py<PyTzInfo>,
+        fallback: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
-        let prog = Program::compile(py, nodes, root)?;
+        let prog = crate::panics::catch(|| Program::compile(py, nodes, root))
+            .map_err(|panic| crate::panics::error(py, "SchemaMismatchError", "Avro decoder compiler", &panic))??;
         Ok(AvroDecoder {
             inner: Decoder { prog, max_items: max_items as i128, max_depth, corrupt, mismatch, utc },
             from_dict,
+            fallback,
         })
     }
 

@@ -10,6 +10,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
+use crate::stack::Guard;
+
 // node opcodes: keep in step with the constants in serdes/avro/_native_decoder.py
 const NULL: u8 = 0;
 const BOOL: u8 = 1;
@@ -106,6 +108,14 @@ pub enum Kind {
         depth_check: bool,
     },
     Mismatch(String),
+}
+
+impl Kind {
+    /// Reading a value of this kind reads values of other nodes (recurses): it checks the stack.
+    #[inline(always)]
+    pub fn nests(&self) -> bool {
+        matches!(self, Kind::Array { .. } | Kind::Map { .. } | Kind::Union(_) | Kind::Record { .. })
+    }
 }
 
 pub struct Node {
@@ -287,16 +297,17 @@ impl Program {
 
     /// Skipping a value of this node reads no bytes and checks nothing (null, a record of such
     /// fields without a depth check): an array of them needs no per-item loop when skipped (the
-    /// count was charged to the items budget), as in the generated skip code.
-    fn skip_is_empty(&self, i: usize, seen: &mut Vec<bool>) -> bool {
-        if seen[i] {
+    /// count was charged to the items budget), as in the generated skip code. `false` is always
+    /// correct (the items are walked): the answer when the stack is too short to look further.
+    fn skip_is_empty(&self, i: usize, seen: &mut Vec<bool>, guard: &Guard) -> bool {
+        if seen[i] || !guard.ok() {
             return false;
         }
         seen[i] = true;
         let r = match &self.nodes[i].kind {
             Kind::Null => true,
             Kind::Record { actions, depth_check: false, .. } => actions.iter().all(|a| match a {
-                Action::Skip(j) | Action::Read(j, _) => self.skip_is_empty(*j, seen),
+                Action::Skip(j) | Action::Read(j, _) => self.skip_is_empty(*j, seen, guard),
             }),
             _ => false,
         };
@@ -307,9 +318,10 @@ impl Program {
     fn mark_empty(&mut self) {
         let n = self.nodes.len();
         let mut seen = vec![false; n];
+        let guard = Guard::here();
         for i in 0..n {
             let e = match &self.nodes[i].kind {
-                Kind::Array { item, .. } => self.skip_is_empty(*item, &mut seen),
+                Kind::Array { item, .. } => self.skip_is_empty(*item, &mut seen, &guard),
                 _ => continue,
             };
             if let Kind::Array { item_empty, .. } = &mut self.nodes[i].kind {

@@ -14,17 +14,22 @@ mod program;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyString, PyTimeAccess, PyTzInfoAccess};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTimeAccess,
+    PyTuple, PyTzInfoAccess,
+};
 
-use program::{Fast, Kind, Node, Program};
+use crate::stack::Guard;
+use program::{Fast, Field, Kind, Node, Program};
 
 /// Why the native loop stopped.
 enum Stop {
     /// leave this value to the pure encoder
     Bail,
-    /// a typed error of the native encoder's own (the depth bound)
+    /// a typed error of the native encoder's own (the depth bound, a failed allocation)
     Raise(PyErr),
 }
 
@@ -40,24 +45,82 @@ fn put_long(buf: &mut Vec<u8>, v: i64) {
     buf.push(n as u8);
 }
 
-#[inline(always)]
-fn put_len(buf: &mut Vec<u8>, n: ffi::Py_ssize_t) {
-    put_long(buf, n as i64);
+/// The output of one encoding call: the buffer, and the call's stack limit.
+///
+/// Every write makes room first with `try_reserve`, so a value too large to allocate is a
+/// `MemoryError` (as the pure encoder's `bytearray` raises), never Rust's abort on a failed
+/// allocation.
+struct Out {
+    buf: Vec<u8>,
+    guard: Guard,
 }
 
-/// The value of an exact `int` that fits an i64, else None (an error indicator is cleared).
+impl Out {
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Step {
+        if self.buf.capacity() - self.buf.len() >= n {
+            return Ok(());
+        }
+        self.grow(n)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, n: usize) -> Step {
+        self.buf.try_reserve(n).map_err(|_| {
+            Stop::Raise(PyMemoryError::new_err(format!(
+                "cannot allocate {n} more bytes for an Avro record of {} bytes",
+                self.buf.len()
+            )))
+        })
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, b: u8) -> Step {
+        self.room(1)?;
+        self.buf.push(b);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn long(&mut self, v: i64) -> Step {
+        self.room(10)?;
+        put_long(&mut self.buf, v);
+        Ok(())
+    }
+
+    #[inline(always)]
+    fn raw(&mut self, s: &[u8]) -> Step {
+        self.room(s.len())?;
+        self.buf.extend_from_slice(s);
+        Ok(())
+    }
+
+    /// A length-prefixed string or bytes.
+    #[inline(always)]
+    fn blob(&mut self, s: &[u8]) -> Step {
+        self.room(s.len() + 10)?;
+        put_long(&mut self.buf, s.len() as i64);
+        self.buf.extend_from_slice(s);
+        Ok(())
+    }
+}
+
+/// The value of an exact `int` that fits an i64, else None (no Python code runs: an exact int).
 #[inline(always)]
-unsafe fn exact_i64(o: *mut ffi::PyObject) -> Option<i64> {
-    if ffi::PyLong_CheckExact(o) == 0 {
+fn exact_i64(o: &Bound<'_, PyAny>) -> Option<i64> {
+    if !o.is_exact_instance_of::<PyInt>() {
         return None;
     }
     let mut overflow: std::os::raw::c_int = 0;
-    let v = ffi::PyLong_AsLongLongAndOverflow(o, &mut overflow);
+    // SAFETY: `o` is a live exact int and the GIL is held (it is a `Bound`); the call reports a
+    // value out of range in `overflow` and writes nothing else
+    let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(o.as_ptr(), &mut overflow) };
     if overflow != 0 {
         return None;
     }
-    if v == -1 && !ffi::PyErr_Occurred().is_null() {
-        ffi::PyErr_Clear();
+    if v == -1 && PyErr::occurred(o.py()) {
+        let _ = PyErr::take(o.py());
         return None;
     }
     Some(v)
@@ -65,12 +128,83 @@ unsafe fn exact_i64(o: *mut ffi::PyObject) -> Option<i64> {
 
 /// float(o) for the values the pure encoder converts without a Python call of its own
 #[inline(always)]
-unsafe fn exact_f64(o: *mut ffi::PyObject) -> Option<f64> {
-    if ffi::PyFloat_CheckExact(o) != 0 {
-        return Some(ffi::PyFloat_AS_DOUBLE(o));
+fn exact_f64(o: &Bound<'_, PyAny>) -> Option<f64> {
+    if let Ok(f) = o.cast_exact::<PyFloat>() {
+        return Some(f.value());
     }
     // an int: Rust's i64 -> f64 rounds to nearest, ties to even, as Python's float(int) does
     exact_i64(o).map(|v| v as f64)
+}
+
+/// The UTF-8 of an exact `str` (None for a subclass, or lone surrogates: str.encode() fails in
+/// the pure encoder too).
+#[inline(always)]
+fn exact_str<'a>(o: &'a Bound<'_, PyAny>) -> Option<&'a str> {
+    o.cast_exact::<PyString>().ok()?.to_str().ok()
+}
+
+/// Run `f` on the contents of an exact bytes or bytearray (bail for anything else).
+#[inline(always)]
+fn with_bytes<R>(o: &Bound<'_, PyAny>, f: impl FnOnce(&[u8]) -> Result<R, Stop>) -> Result<R, Stop> {
+    if let Ok(b) = o.cast_exact::<PyBytes>() {
+        return f(b.as_bytes());
+    }
+    if let Ok(b) = o.cast_exact::<PyByteArray>() {
+        // SAFETY: only Python code resizes a bytearray, and none runs while the slice lives: `f`
+        // copies it into the output buffer (or compares its length) and returns
+        return f(unsafe { b.as_bytes() });
+    }
+    Err(Stop::Bail)
+}
+
+/// The length of an exact bytes or bytearray.
+fn bytes_len(o: &Bound<'_, PyAny>) -> Option<usize> {
+    if let Ok(b) = o.cast_exact::<PyBytes>() {
+        return Some(b.as_bytes().len());
+    }
+    o.cast_exact::<PyByteArray>().ok().map(|b| b.len())
+}
+
+/// `d.get(key)` for an exact dict, as a strong reference; a failing key comparison bails.
+/// (PyO3's `get_item` is the same call behind a function that is not inlined: this lookup runs
+/// once per record field, the hottest call of the loop.)
+#[inline(always)]
+fn lookup<'py>(d: &Bound<'py, PyDict>, key: &Bound<'py, PyString>) -> Result<Option<Bound<'py, PyAny>>, Stop> {
+    // SAFETY: `d` and `key` are live objects and the GIL is held; PyDict_GetItemWithError returns
+    // a borrowed reference (or NULL, with an error set only when a key comparison raised), made a
+    // strong reference at once: the key comparison is the only Python code that can run, and it
+    // has returned
+    unsafe {
+        let v = ffi::PyDict_GetItemWithError(d.as_ptr(), key.as_ptr());
+        if v.is_null() {
+            if PyErr::occurred(d.py()) {
+                let _ = PyErr::take(d.py());
+                return Err(Stop::Bail);
+            }
+            return Ok(None);
+        }
+        Ok(Some(Bound::from_borrowed_ptr(d.py(), v)))
+    }
+}
+
+/// The entry of an exact dict at iteration position `pos` (moved past it), as strong references.
+///
+/// Not PyO3's dict iterator: that one panics when the dict changes size, and Python code (a
+/// prepare function encoding a value) may change it; here the caller's counts bail instead.
+fn dict_next<'py>(d: &Bound<'py, PyDict>, pos: &mut ffi::Py_ssize_t) -> Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let mut k: *mut ffi::PyObject = std::ptr::null_mut();
+    let mut v: *mut ffi::PyObject = std::ptr::null_mut();
+    // SAFETY: `d` is a live dict held by the caller and the GIL is held. PyDict_Next re-reads the
+    // dict's entry table and bounds `pos` by it on every call, so a dict mutated between two
+    // calls is walked without reading freed memory (entries may be skipped or seen twice: the
+    // caller's counts bail then). The borrowed key and value become strong references here,
+    // before any Python code can run.
+    unsafe {
+        if ffi::PyDict_Next(d.as_ptr(), pos, &mut k, &mut v) == 0 {
+            return None;
+        }
+        Some((Bound::from_borrowed_ptr(d.py(), k), Bound::from_borrowed_ptr(d.py(), v)))
+    }
 }
 
 #[pyclass(frozen, module = "serdes._serdes_native", name = "AvroEncoder")]
@@ -84,8 +218,8 @@ pub struct AvroEncoder {
     fastavro_rules: bool,
     strict: bool,
     strict_allow_default: bool,
-    /// nesting bound on values: serdes.max.depth for a recursive schema (others nest no deeper
-    /// than their schema), never above STACK_GUARD_DEPTH
+    /// nesting bound on values: serdes.max.depth for a recursive schema; none for the others
+    /// (they nest no deeper than their schema). The thread's stack bounds every schema's values.
     max_depth: u32,
     validation_error: Py<PyAny>,
     type_key: Py<PyString>,
@@ -110,31 +244,41 @@ impl AvroEncoder {
         }
     }
 
-    /// Append the encoding of `o` (a borrowed reference the caller keeps alive) per `node`.
-    unsafe fn enc(&self, py: Python<'_>, o: *mut ffi::PyObject, node: usize, buf: &mut Vec<u8>, depth: u32) -> Step {
+    /// One level deeper into a container: the depth bound, then the stack (when the thread's
+    /// stack is too short for the value, the pure encoder, which recurses on Python's stack and
+    /// runs fastavro on a thread with a stack of known size, decides).
+    #[inline(always)]
+    fn deeper(&self, py: Python<'_>, depth: u32, out: &Out) -> Result<u32, Stop> {
+        if depth >= self.max_depth {
+            return Err(self.depth_error(py));
+        }
+        if !out.guard.ok() {
+            return Err(Stop::Bail);
+        }
+        Ok(depth + 1)
+    }
+
+    /// Append the encoding of `o` per `node`. Arrays, maps and logical types have functions of
+    /// their own (not inlined), so this frame -- the one every level of a nested value adds --
+    /// stays small; records are inlined (measured: faster, and a smaller frame per level).
+    fn enc<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, node: usize, out: &mut Out, depth: u32) -> Step {
         match &self.prog.nodes[node] {
             Node::Null => {
-                if o != ffi::Py_None() {
-                    return Err(Stop::Bail);
-                }
-            }
-            Node::Boolean => {
-                if o == ffi::Py_True() {
-                    buf.push(1);
-                } else if o == ffi::Py_False() {
-                    buf.push(0);
+                if o.is_none() {
+                    Ok(())
                 } else {
-                    return Err(Stop::Bail);
+                    Err(Stop::Bail)
                 }
             }
+            Node::Boolean => match o.cast_exact::<PyBool>() {
+                Ok(b) => out.byte(b.is_true() as u8),
+                Err(_) => Err(Stop::Bail),
+            },
             Node::Int => match exact_i64(o) {
-                Some(v) if (i32::MIN as i64..=i32::MAX as i64).contains(&v) => put_long(buf, v),
-                _ => return Err(Stop::Bail),
+                Some(v) if (i32::MIN as i64..=i32::MAX as i64).contains(&v) => out.long(v),
+                _ => Err(Stop::Bail),
             },
-            Node::Long => match exact_i64(o) {
-                Some(v) => put_long(buf, v),
-                None => return Err(Stop::Bail),
-            },
+            Node::Long => out.long(exact_i64(o).ok_or(Stop::Bail)?),
             Node::Float => {
                 let x = exact_f64(o).ok_or(Stop::Bail)?;
                 let y = x as f32;
@@ -142,191 +286,177 @@ impl AvroEncoder {
                 if y.is_infinite() && x.is_finite() {
                     return Err(Stop::Bail);
                 }
-                buf.extend_from_slice(&y.to_le_bytes());
+                out.raw(&y.to_le_bytes())
             }
-            Node::Double => {
-                let x = exact_f64(o).ok_or(Stop::Bail)?;
-                buf.extend_from_slice(&x.to_le_bytes());
-            }
-            Node::String => {
-                if ffi::PyUnicode_CheckExact(o) == 0 {
-                    return Err(Stop::Bail);
-                }
-                let mut n: ffi::Py_ssize_t = 0;
-                let p = ffi::PyUnicode_AsUTF8AndSize(o, &mut n);
-                if p.is_null() {
-                    // lone surrogates: str.encode() fails in the pure encoder too
-                    ffi::PyErr_Clear();
-                    return Err(Stop::Bail);
-                }
-                put_len(buf, n);
-                buf.extend_from_slice(std::slice::from_raw_parts(p as *const u8, n as usize));
-            }
-            Node::Bytes => {
-                let s = bytes_of(o).ok_or(Stop::Bail)?;
-                put_len(buf, s.len() as ffi::Py_ssize_t);
-                buf.extend_from_slice(s);
-            }
-            Node::Fixed(size) => {
-                let s = bytes_of(o).ok_or(Stop::Bail)?;
-                if s.len() != *size {
-                    return Err(Stop::Bail);
-                }
-                buf.extend_from_slice(s);
-            }
+            Node::Double => out.raw(&exact_f64(o).ok_or(Stop::Bail)?.to_le_bytes()),
+            Node::String => out.blob(exact_str(o).ok_or(Stop::Bail)?.as_bytes()),
+            Node::Bytes => with_bytes(o, |s| out.blob(s)),
+            Node::Fixed(size) => with_bytes(o, |s| if s.len() == *size { out.raw(s) } else { Err(Stop::Bail) }),
             Node::Enum(table) => {
-                if ffi::PyUnicode_CheckExact(o) == 0 {
+                if !o.is_exact_instance_of::<PyString>() {
                     return Err(Stop::Bail);
                 }
-                let i = ffi::PyDict_GetItemWithError(table.as_ptr(), o);
-                if i.is_null() {
-                    if !ffi::PyErr_Occurred().is_null() {
-                        ffi::PyErr_Clear();
-                    }
-                    return Err(Stop::Bail);
+                match table.bind(py).get_item(o) {
+                    Ok(Some(i)) => out.long(exact_i64(&i).ok_or(Stop::Bail)?),
+                    _ => Err(Stop::Bail),
                 }
-                put_long(buf, exact_i64(i).ok_or(Stop::Bail)?);
             }
-            Node::Array(items) => {
-                let depth = self.deeper(py, depth)?;
-                let is_list = ffi::PyList_CheckExact(o) != 0;
-                if !is_list && ffi::PyTuple_CheckExact(o) == 0 {
-                    return Err(Stop::Bail);
-                }
-                let n = if is_list { ffi::PyList_GET_SIZE(o) } else { ffi::PyTuple_GET_SIZE(o) };
-                if n > 0 {
-                    put_len(buf, n);
-                    for i in 0..n {
-                        // a logical-type prepare function (Python code) may have shrunk the list
-                        let len_now = if is_list { ffi::PyList_GET_SIZE(o) } else { n };
-                        if i >= len_now {
-                            return Err(Stop::Bail);
-                        }
-                        let item = if is_list { ffi::PyList_GET_ITEM(o, i) } else { ffi::PyTuple_GET_ITEM(o, i) };
-                        let item = Bound::from_borrowed_ptr(py, item); // held while it is encoded
-                        self.enc(py, item.as_ptr(), *items, buf, depth)?;
-                    }
-                    if is_list && ffi::PyList_GET_SIZE(o) != n {
-                        return Err(Stop::Bail);
-                    }
-                }
-                buf.push(0);
-            }
-            Node::Map(values) => {
-                let depth = self.deeper(py, depth)?;
-                if ffi::PyDict_CheckExact(o) == 0 {
-                    return Err(Stop::Bail);
-                }
-                let n = ffi::PyDict_Size(o);
-                if n > 0 {
-                    put_len(buf, n);
-                    let mut pos: ffi::Py_ssize_t = 0;
-                    let mut k: *mut ffi::PyObject = std::ptr::null_mut();
-                    let mut v: *mut ffi::PyObject = std::ptr::null_mut();
-                    let mut seen: ffi::Py_ssize_t = 0;
-                    while ffi::PyDict_Next(o, &mut pos, &mut k, &mut v) != 0 {
-                        let (k, v) = (Bound::from_borrowed_ptr(py, k), Bound::from_borrowed_ptr(py, v));
-                        seen += 1;
-                        if seen > n {
-                            return Err(Stop::Bail);
-                        }
-                        self.enc(py, k.as_ptr(), STRING_KEY, buf, depth)?;
-                        self.enc(py, v.as_ptr(), *values, buf, depth)?;
-                    }
-                    if seen != n || ffi::PyDict_Size(o) != n {
-                        return Err(Stop::Bail);
-                    }
-                }
-                buf.push(0);
-            }
+            Node::Array(items) => self.array(py, o, *items, out, depth),
+            Node::Map(values) => self.map(py, o, *values, out, depth),
             Node::Nullable { null_byte, other_byte, other } => {
-                if o == ffi::Py_None() {
-                    buf.push(*null_byte);
-                } else if ffi::PyTuple_CheckExact(o) != 0 {
+                if o.is_none() {
+                    return out.byte(*null_byte);
+                }
+                if o.is_exact_instance_of::<PyTuple>() {
                     // tuple notation ("name", value): fastavro's general path, via the pure encoder
                     return Err(Stop::Bail);
-                } else {
-                    let depth = self.deeper(py, depth)?;
-                    buf.push(*other_byte);
-                    self.enc(py, o, *other, buf, depth)?;
                 }
+                let depth = self.deeper(py, depth, out)?;
+                out.byte(*other_byte)?;
+                self.enc(py, o, *other, out, depth)
             }
             Node::Union(branches) => {
-                let depth = self.deeper(py, depth)?;
-                let i = choose_branch(o, branches)?;
-                put_long(buf, i as i64);
-                self.enc(py, o, branches[i].1, buf, depth)?;
+                let depth = self.deeper(py, depth, out)?;
+                let i = choose_branch(py, o, branches)?;
+                out.long(i as i64)?;
+                self.enc(py, o, branches[i].1, out, depth)
             }
-            Node::Record(fields) => {
-                let depth = self.deeper(py, depth)?;
-                if ffi::PyDict_CheckExact(o) == 0 {
-                    return Err(Stop::Bail);
+            Node::Record(fields) => self.record(py, o, fields, out, depth),
+            Node::Logical { prepare, schema, inner, fast } => self.logical(py, o, prepare, schema, *inner, *fast, out, depth),
+            Node::Pending => Err(Stop::Bail),
+        }
+    }
+
+    #[inline(never)]
+    fn array<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, items: usize, out: &mut Out, depth: u32) -> Step {
+        let depth = self.deeper(py, depth, out)?;
+        if let Ok(list) = o.cast_exact::<PyList>() {
+            let n = list.len();
+            if n > 0 {
+                out.long(n as i64)?;
+                for i in 0..n {
+                    // Python code run for an earlier item (a prepare function) may have shrunk
+                    // the list: get_item checks the index; the item is held while it is encoded
+                    let item = list.get_item(i).map_err(|_| Stop::Bail)?;
+                    self.enc(py, &item, items, out, depth)?;
                 }
-                if self.fastavro_rules && !lookup(o, self.type_key.as_ptr())?.is_null() {
-                    // fastavro reads "-type" as the record's name: its rules decide
-                    return Err(Stop::Bail);
-                }
-                let mut present: ffi::Py_ssize_t = 0;
-                for f in fields {
-                    let v = lookup(o, f.key.as_ptr())?;
-                    let v = if !v.is_null() {
-                        present += 1;
-                        Bound::from_borrowed_ptr(py, v)
-                    } else {
-                        match &f.default {
-                            // strict: every field given; otherwise the pure encoder's message
-                            Some(d) if !self.strict => d.bind(py).clone(),
-                            _ => return Err(Stop::Bail),
-                        }
-                    };
-                    self.enc(py, v.as_ptr(), f.node, buf, depth)?;
-                }
-                // strict modes: a key that is not a field is fastavro's error
-                if (self.strict || self.strict_allow_default) && present != ffi::PyDict_Size(o) {
+                if list.len() != n {
                     return Err(Stop::Bail);
                 }
             }
-            Node::Logical { prepare, schema, inner, fast } => {
-                if *fast != Fast::None {
-                    if let Some(done) = self.fast_logical(py, o, *fast, *inner, buf, depth) {
-                        return done;
-                    }
+        } else if let Ok(t) = o.cast_exact::<PyTuple>() {
+            if !t.is_empty() {
+                out.long(t.len() as i64)?;
+                for item in t.iter() {
+                    self.enc(py, &item, items, out, depth)?;
                 }
-                let v = Bound::from_borrowed_ptr(py, o);
-                let prepared = match prepare.bind(py).call1((v, schema.bind(py))) {
-                    Ok(p) => p,
-                    Err(_) => return Err(Stop::Bail),
-                };
-                self.enc(py, prepared.as_ptr(), *inner, buf, depth)?;
             }
-            Node::Pending => return Err(Stop::Bail),
+        } else {
+            return Err(Stop::Bail);
+        }
+        out.byte(0)
+    }
+
+    #[inline(never)]
+    fn map<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, values: usize, out: &mut Out, depth: u32) -> Step {
+        let depth = self.deeper(py, depth, out)?;
+        let dict = o.cast_exact::<PyDict>().map_err(|_| Stop::Bail)?;
+        let n = dict.len();
+        if n > 0 {
+            out.long(n as i64)?;
+            let mut pos: ffi::Py_ssize_t = 0;
+            let mut seen = 0usize;
+            while let Some((k, v)) = dict_next(dict, &mut pos) {
+                seen += 1;
+                if seen > n {
+                    return Err(Stop::Bail);
+                }
+                self.enc(py, &k, STRING_KEY, out, depth)?;
+                self.enc(py, &v, values, out, depth)?;
+            }
+            if seen != n || dict.len() != n {
+                return Err(Stop::Bail);
+            }
+        }
+        out.byte(0)
+    }
+
+    #[inline]
+    fn record<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, fields: &[Field], out: &mut Out, depth: u32) -> Step {
+        let depth = self.deeper(py, depth, out)?;
+        let dict = o.cast_exact::<PyDict>().map_err(|_| Stop::Bail)?;
+        if self.fastavro_rules && lookup(dict, self.type_key.bind(py))?.is_some() {
+            // fastavro reads "-type" as the record's name: its rules decide
+            return Err(Stop::Bail);
+        }
+        let mut present = 0usize;
+        for f in fields {
+            let v = match lookup(dict, f.key.bind(py))? {
+                Some(v) => {
+                    present += 1;
+                    v
+                }
+                // strict: every field given; otherwise the pure encoder's message
+                None => match &f.default {
+                    Some(d) if !self.strict => d.bind(py).clone(),
+                    _ => return Err(Stop::Bail),
+                },
+            };
+            self.enc(py, &v, f.node, out, depth)?;
+        }
+        // strict modes: a key that is not a field is fastavro's error
+        if (self.strict || self.strict_allow_default) && present != dict.len() {
+            return Err(Stop::Bail);
         }
         Ok(())
     }
 
-    /// The loop's own conversion for the exact types `fast` knows (None: call the prepare function).
-    /// Not inlined: its locals would otherwise widen every recursive frame of enc().
     #[inline(never)]
-    unsafe fn fast_logical(&self, py: Python<'_>, o: *mut ffi::PyObject, fast: Fast, inner: usize, buf: &mut Vec<u8>, depth: u32) -> Option<Step> {
-        let ty = ffi::Py_TYPE(o) as *mut ffi::PyObject;
-        if ffi::PyLong_CheckExact(o) != 0 && fast != Fast::Uuid {
+    #[allow(clippy::too_many_arguments)]
+    fn logical<'py>(
+        &self,
+        py: Python<'py>,
+        o: &Bound<'py, PyAny>,
+        prepare: &Py<PyAny>,
+        schema: &Py<PyAny>,
+        inner: usize,
+        fast: Fast,
+        out: &mut Out,
+        depth: u32,
+    ) -> Step {
+        if fast != Fast::None {
+            if let Some(done) = self.fast_logical(py, o, fast, inner, out, depth) {
+                return done;
+            }
+        }
+        // Python code: it may change any container holding `o`; `o` and its result are held
+        let prepared = match prepare.bind(py).call1((o, schema.bind(py))) {
+            Ok(p) => p,
+            // KeyboardInterrupt, SystemExit: not a value's failure
+            Err(e) if !e.is_instance_of::<PyException>(py) => return Err(Stop::Raise(e)),
+            Err(_) => return Err(Stop::Bail),
+        };
+        self.enc(py, &prepared, inner, out, depth)
+    }
+
+    /// The loop's own conversion for the exact types `fast` knows (None: call the prepare function).
+    #[inline(never)]
+    fn fast_logical<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, fast: Fast, inner: usize, out: &mut Out, depth: u32) -> Option<Step> {
+        let ty = o.get_type_ptr() as *mut ffi::PyObject;
+        if o.is_exact_instance_of::<PyInt>() && fast != Fast::Uuid {
             // fastavro's prepare returns an int unchanged
-            return Some(self.enc(py, o, inner, buf, depth));
+            return Some(self.enc(py, o, inner, out, depth));
         }
         match fast {
             Fast::Uuid if ty == self.types.uuid.as_ptr() => {
-                let v = Bound::from_borrowed_ptr(py, o);
-                let n: u128 = v.getattr(self.types.int_attr.bind(py)).ok()?.extract().ok()?;
+                let n: u128 = o.getattr(self.types.int_attr.bind(py)).ok()?.extract().ok()?;
                 // str(UUID): 32 lowercase hex digits in groups of 8-4-4-4-12
                 let h = format!("{n:032x}");
                 let s = format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32]);
-                put_len(buf, s.len() as ffi::Py_ssize_t);
-                buf.extend_from_slice(s.as_bytes());
-                Some(Ok(()))
+                Some(out.blob(s.as_bytes()))
             }
             Fast::TimestampMillis | Fast::TimestampMicros if ty == self.types.datetime.as_ptr() => {
-                let v = Bound::from_borrowed_ptr(py, o);
-                let dt = v.cast_unchecked::<PyDateTime>();
+                let dt = o.cast::<PyDateTime>().ok()?;
                 // only UTC: other zones (and naive datetimes, local time) are fastavro's to convert
                 match dt.get_tzinfo() {
                     Some(tz) if tz.as_ptr() == self.types.utc.as_ptr() => {}
@@ -339,25 +469,21 @@ impl AvroEncoder {
                 if !matches!(self.prog.nodes[inner], Node::Long) {
                     return None;
                 }
-                put_long(buf, ts);
-                Some(Ok(()))
+                Some(out.long(ts))
             }
             Fast::Date if ty == self.types.date.as_ptr() => {
-                let v = Bound::from_borrowed_ptr(py, o);
-                let d = v.cast_unchecked::<PyDate>();
+                let d = o.cast::<PyDate>().ok()?;
                 let days = days_from_civil(d.get_year() as i64, d.get_month() as i64, d.get_day() as i64);
                 if !matches!(self.prog.nodes[inner], Node::Int) {
                     return None;
                 }
-                put_long(buf, days);
-                Some(Ok(()))
+                Some(out.long(days))
             }
             Fast::Decimal { precision, scale } if ty == self.types.decimal.as_ptr() => {
                 if !matches!(self.prog.nodes[inner], Node::Bytes) {
                     return None;
                 }
-                let v = Bound::from_borrowed_ptr(py, o);
-                let t = v.call_method0(self.types.as_tuple.bind(py)).ok()?;
+                let t = o.call_method0(self.types.as_tuple.bind(py)).ok()?;
                 let (sign, digits, exp): (i64, Bound<'_, pyo3::types::PyTuple>, Bound<'_, PyAny>) = t.extract().ok()?;
                 // NaN / infinities have a str exponent; too many digits or a finer scale than the
                 // schema's are fastavro's errors: all left to the prepare function
@@ -391,20 +517,10 @@ impl AvroEncoder {
                 let n_bytes = (bits + 8) / 8;
                 let signed = if sign != 0 { -(m as i128) } else { m as i128 };
                 let be = signed.to_be_bytes();
-                put_len(buf, n_bytes as ffi::Py_ssize_t);
-                buf.extend_from_slice(&be[16 - n_bytes..]);
-                Some(Ok(()))
+                Some(out.blob(&be[16 - n_bytes..]))
             }
             _ => None,
         }
-    }
-
-    #[inline(always)]
-    fn deeper(&self, py: Python<'_>, depth: u32) -> Result<u32, Stop> {
-        if depth >= self.max_depth {
-            return Err(self.depth_error(py));
-        }
-        Ok(depth + 1)
     }
 }
 
@@ -413,18 +529,18 @@ impl AvroEncoder {
 /// decides which branches can accept it. Anything else bails: a tuple (tuple notation), a dict
 /// when a record branch exists (fastavro counts matching fields), bytes when an array branch exists
 /// (fastavro takes bytes as a sequence of ints), any other type.
-unsafe fn choose_branch(o: *mut ffi::PyObject, branches: &[(Kind, usize)]) -> Result<usize, Stop> {
+fn choose_branch(py: Python<'_>, o: &Bound<'_, PyAny>, branches: &[(Kind, usize)]) -> Result<usize, Stop> {
     let first = |accepts: &dyn Fn(&Kind) -> bool| branches.iter().position(|(k, _)| accepts(k)).ok_or(Stop::Bail);
-    if o == ffi::Py_None() {
+    if o.is_none() {
         return first(&|k| matches!(k, Kind::Null));
     }
-    if o == ffi::Py_True() || o == ffi::Py_False() {
+    if o.is_exact_instance_of::<PyBool>() {
         return first(&|k| matches!(k, Kind::Boolean));
     }
-    let numeric = if ffi::PyLong_CheckExact(o) != 0 {
+    let numeric = if o.is_exact_instance_of::<PyInt>() {
         let v = exact_i64(o).ok_or(Stop::Bail)?;
         Some(Some(v))
-    } else if ffi::PyFloat_CheckExact(o) != 0 {
+    } else if o.is_exact_instance_of::<PyFloat>() {
         Some(None)
     } else {
         None
@@ -447,35 +563,30 @@ unsafe fn choose_branch(o: *mut ffi::PyObject, branches: &[(Kind, usize)]) -> Re
         }
         return float_at.ok_or(Stop::Bail);
     }
-    if ffi::PyUnicode_CheckExact(o) != 0 {
+    if o.is_exact_instance_of::<PyString>() {
         for (i, (k, _)) in branches.iter().enumerate() {
             match k {
                 Kind::String => return Ok(i),
-                Kind::Enum(table) => {
-                    let hit = ffi::PyDict_GetItemWithError(table.as_ptr(), o);
-                    if !hit.is_null() {
-                        return Ok(i);
-                    }
-                    if !ffi::PyErr_Occurred().is_null() {
-                        ffi::PyErr_Clear();
-                        return Err(Stop::Bail);
-                    }
-                }
+                Kind::Enum(table) => match table.bind(py).get_item(o) {
+                    Ok(Some(_)) => return Ok(i),
+                    Ok(None) => {}
+                    Err(_) => return Err(Stop::Bail),
+                },
                 _ => {}
             }
         }
         return Err(Stop::Bail);
     }
-    if let Some(b) = bytes_of(o) {
+    if let Some(n) = bytes_len(o) {
         if branches.iter().any(|(k, _)| matches!(k, Kind::Array)) {
             return Err(Stop::Bail);
         }
-        return first(&|k| matches!(k, Kind::Bytes) || matches!(k, Kind::Fixed(n) if *n == b.len()));
+        return first(&|k| matches!(k, Kind::Bytes) || matches!(k, Kind::Fixed(size) if *size == n));
     }
-    if ffi::PyList_CheckExact(o) != 0 {
+    if o.is_exact_instance_of::<PyList>() {
         return first(&|k| matches!(k, Kind::Array));
     }
-    if ffi::PyDict_CheckExact(o) != 0 {
+    if o.is_exact_instance_of::<PyDict>() {
         if branches.iter().any(|(k, _)| matches!(k, Kind::Record)) {
             return Err(Stop::Bail);
         }
@@ -506,44 +617,11 @@ struct Types {
     as_tuple: Py<PyString>,
 }
 
-/// The nesting any value may reach natively (fits a 512 KiB thread stack in a release build; tests/
-/// unit/test_avro_native_encoder.py); fastavro cannot parse a schema nesting deeper than this
-/// anyway. A debug build's frames are several times larger: it stops much earlier rather than
-/// overflow the stack (serdes/avro/_native_encoder.py reads the value as AVRO_ENCODE_MAX_DEPTH).
-const STACK_GUARD_DEPTH: u32 = if cfg!(debug_assertions) { 25 } else { 1000 };
-
 /// The largest buffer capacity reserved up front for a record.
 const CAPACITY_HINT_MAX: usize = 64 * 1024;
 
 /// Map keys are strings: the index of the program's string node.
 const STRING_KEY: usize = 0;
-
-/// `d.get(key)` for an exact dict (borrowed, null when absent); a failing key comparison bails.
-#[inline(always)]
-unsafe fn lookup(d: *mut ffi::PyObject, key: *mut ffi::PyObject) -> Result<*mut ffi::PyObject, Stop> {
-    let v = ffi::PyDict_GetItemWithError(d, key);
-    if v.is_null() && !ffi::PyErr_Occurred().is_null() {
-        ffi::PyErr_Clear();
-        return Err(Stop::Bail);
-    }
-    Ok(v)
-}
-
-/// The contents of an exact bytes or bytearray.
-#[inline(always)]
-unsafe fn bytes_of<'a>(o: *mut ffi::PyObject) -> Option<&'a [u8]> {
-    let (p, n) = if ffi::PyBytes_CheckExact(o) != 0 {
-        (ffi::PyBytes_AsString(o), ffi::PyBytes_Size(o))
-    } else if ffi::PyByteArray_CheckExact(o) != 0 {
-        (ffi::PyByteArray_AsString(o), ffi::PyByteArray_Size(o))
-    } else {
-        return None;
-    };
-    if p.is_null() || n < 0 {
-        return None;
-    }
-    Some(std::slice::from_raw_parts(p as *const u8, n as usize))
-}
 
 impl AvroEncoder {
     /// `prefix + payload` of one value: what `__call__` does, callable from Rust (the native
@@ -553,20 +631,28 @@ impl AvroEncoder {
             Some(f) => f.bind(py).call1((obj, ctx.as_ref()))?,
             None => obj,
         };
-        let mut buf: Vec<u8> = Vec::with_capacity(self.capacity.load(Ordering::Relaxed));
-        buf.extend_from_slice(&self.prefix);
-        // SAFETY: `value` is held for the whole call; enc() takes a strong reference to every
-        // item it reads from a container before encoding it, and holds the GIL throughout.
-        match unsafe { self.enc(py, value.as_ptr(), self.prog.root, &mut buf, 0) } {
+        let mut out = Out { buf: Vec::new(), guard: Guard::here() };
+        // a panic is a bug in this loop, not the value's fault: the pure encoder decides
+        let step = crate::panics::catch(|| self.run(py, &value, &mut out)).unwrap_or_else(|_| {
+            crate::panics::clear(py);
+            Err(Stop::Bail)
+        });
+        match step {
             Ok(()) => {
-                if buf.len() > self.capacity.load(Ordering::Relaxed) {
-                    self.capacity.store(buf.len().min(CAPACITY_HINT_MAX), Ordering::Relaxed);
+                if out.buf.len() > self.capacity.load(Ordering::Relaxed) {
+                    self.capacity.store(out.buf.len().min(CAPACITY_HINT_MAX), Ordering::Relaxed);
                 }
-                Ok(PyBytes::new(py, &buf).into_any())
+                Ok(crate::new_bytes(py, &out.buf)?.into_any())
             }
             Err(Stop::Bail) => self.fallback.bind(py).call1((value, ctx)),
             Err(Stop::Raise(e)) => Err(e),
         }
+    }
+
+    fn run<'py>(&self, py: Python<'py>, value: &Bound<'py, PyAny>, out: &mut Out) -> Step {
+        out.room(self.capacity.load(Ordering::Relaxed).max(self.prefix.len()))?;
+        out.raw(&self.prefix)?;
+        self.enc(py, value, self.prog.root, out, 0)
     }
 }
 
@@ -595,7 +681,8 @@ impl AvroEncoder {
         fast_logical: &Bound<'_, PyDict>,
         classes: (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
     ) -> PyResult<Self> {
-        let prog = program::compile(py, schema, logical_writers, fast_logical)?;
+        let prog = crate::panics::catch(|| program::compile(py, schema, logical_writers, fast_logical))
+            .map_err(|panic| crate::panics::error(py, "SchemaMismatchError", "Avro encoder compiler", &panic))??;
         let prog_recursive = prog.recursive;
         let (uuid, datetime, date, utc, decimal) = classes;
         let types = Types {
@@ -608,7 +695,6 @@ impl AvroEncoder {
             as_tuple: PyString::intern(py, "as_tuple").unbind(),
         };
         let capacity = AtomicUsize::new(prefix.len() + 64);
-        let max_depth = max_depth.min(STACK_GUARD_DEPTH);
         Ok(AvroEncoder {
             fastavro_rules: strict || strict_allow_default || prog.recursive || prog.general_union,
             prog,
@@ -619,7 +705,7 @@ impl AvroEncoder {
             strict_allow_default,
             // a value of a non-recursive schema nests no deeper than the schema (whose depth
             // serdes.max.schema.depth bounds): only the stack guard applies to it
-            max_depth: if prog_recursive { max_depth } else { STACK_GUARD_DEPTH },
+            max_depth: if prog_recursive { max_depth } else { u32::MAX },
             validation_error,
             type_key: PyString::intern(py, "-type").unbind(),
             types,
@@ -647,7 +733,5 @@ impl AvroEncoder {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<AvroEncoder>()?;
-    m.add("AVRO_ENCODE_MAX_DEPTH", STACK_GUARD_DEPTH)?;
-    Ok(())
+    m.add_class::<AvroEncoder>()
 }

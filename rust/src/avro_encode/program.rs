@@ -16,6 +16,8 @@ use pyo3::exceptions::PyNotImplementedError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
+use crate::stack::Guard;
+
 /// One record field: its name as an interned Python string (so the dict lookup hashes nothing and
 /// usually matches by identity), its node and its default as given in the schema.
 pub(crate) struct Field {
@@ -131,6 +133,9 @@ struct Compiler<'py> {
     stack: Vec<String>,
     recursive: bool,
     general_union: bool,
+    /// the compile call's stack limit: a schema nesting deeper than the thread's stack allows
+    /// is left to the pure encoder
+    guard: Guard,
 }
 
 fn primitive(t: &str) -> Option<Node> {
@@ -166,6 +171,9 @@ impl<'py> Compiler<'py> {
     }
 
     fn compile(&mut self, s: &Bound<'py, PyAny>) -> PyResult<usize> {
+        if !self.guard.ok() {
+            return Err(unsupported("a schema nesting deeper than this thread's stack lets the native compiler go"));
+        }
         if let Ok(name) = s.cast::<PyString>() {
             let t = name.to_str()?;
             return match primitive(t) {
@@ -347,7 +355,7 @@ pub(crate) fn compile<'py>(
     fast_logical: &Bound<'py, PyDict>,
 ) -> PyResult<Program> {
     // node 0 is the string node map keys are encoded with (mod.rs: STRING_KEY)
-    let mut c = Compiler { py, logical_writers: logical_writers.clone(), fast_logical: fast_logical.clone(), nodes: vec![Node::String], named: HashMap::new(), stack: Vec::new(), recursive: false, general_union: false };
+    let mut c = Compiler { py, logical_writers: logical_writers.clone(), fast_logical: fast_logical.clone(), nodes: vec![Node::String], named: HashMap::new(), stack: Vec::new(), recursive: false, general_union: false, guard: Guard::here() };
     let root = c.compile(schema)?;
     if c.nodes.iter().any(|n| matches!(n, Node::Pending)) {
         return Err(unsupported("this schema (a named type left unfinished)"));

@@ -568,3 +568,6 @@ impl Decoder {
         Ok(v)
     }
 }
+
+#[cfg(test)]
+mod tests;

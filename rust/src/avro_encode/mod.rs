@@ -576,7 +576,7 @@ impl AvroEncoder {
     /// prepare function is fastavro's own; `classes`: `(uuid.UUID, datetime.datetime, datetime.date,
     /// datetime.timezone.utc, decimal.Decimal)`.
     #[pyo3(signature = (schema, prefix, fallback, to_dict, strict, strict_allow_default, max_depth, logical_writers, validation_error, fast_logical, classes))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
         py: Python<'_>,
         schema: &Bound<'_, PyAny>,
@@ -647,3 +647,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("AVRO_ENCODE_MAX_DEPTH", STACK_GUARD_DEPTH)?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

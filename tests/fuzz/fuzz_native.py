@@ -31,12 +31,11 @@ import os
 import struct
 import sys
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import atheris
 
 with atheris.instrument_imports(include=["serdes"]):
-    import fastavro
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -97,17 +96,16 @@ WRITERS = [RECURSIVE, LOGICAL, UNIONS, CONTAINERS, WRITER_V1]
 
 
 def _build() -> Dict[str, Any]:
-    decoders = [(compile_native_decoder(w, r), _pure(lambda: compile_native_decoder(w, r))) for w, r in SCHEMAS]
+    decoders = [
+        (compile_native_decoder(w, r), _pure(lambda w=w, r=r: compile_native_decoder(w, r))) for w, r in SCHEMAS
+    ]
     client = SchemaRegistryClient.new_client({"url": "mock://fuzz-native"})
-    ctx = SerializationContext("fuzz", MessageField.VALUE)
-    sers, frames = [], []
-    for i, w in enumerate(WRITERS):
-        conf = {"auto.register.schemas": True}
+    conf = {"auto.register.schemas": True}
+    sers = []
+    for w in WRITERS:
         text = json.dumps(w)
-        native = AvroSerializer(client, text, conf=conf)
-        pure = _pure(lambda: AvroSerializer(client, text, conf=conf))
-        sers.append((native, pure))
-    return {"decoders": decoders, "client": client, "ctx": ctx, "sers": sers, "frames": frames,
+        sers.append((AvroSerializer(client, text, conf=conf), _pure(lambda text=text: AvroSerializer(client, text, conf=conf))))
+    return {"decoders": decoders, "ctx": SerializationContext("fuzz", MessageField.VALUE), "sers": sers,
             "deser": (AvroDeserializer(client), _pure(lambda: AvroDeserializer(client)))}
 
 
@@ -193,7 +191,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, float):
         return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
     if isinstance(a, decimal.Decimal):
@@ -270,7 +268,7 @@ VALID = [
 
 def setup() -> None:
     STATE.update(_build())
-    STATE["heads"] = [native(rec, STATE["ctx"])[:5] for (native, _), rec in zip(STATE["sers"], VALID)]
+    STATE["heads"] = [native(rec, STATE["ctx"])[:5] for (native, _), rec in zip(STATE["sers"], VALID, strict=True)]
 
 
 def main() -> None:

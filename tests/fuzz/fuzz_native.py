@@ -5,8 +5,11 @@ same schema in the same process (serdes._native.forced_pure):
 
 * ``decode``: a compiled decoder (``AvroDecoder``) on the input's bytes, for a writer/reader pair
   of ``SCHEMAS`` (recursive records, general unions, logical types, defaults, promotions, enums);
+  a value it decodes without a reader schema must also be what fastavro's ``schemaless_reader`` reads;
 * ``dispatch``: a framed record through ``AvroDeserializer`` (the native ``Dispatcher``: frame
   head, cache lookup, direct Avro arm) against a pure deserializer over the same mock registry;
+* ``json dispatch`` / ``json encode``: framed JSON through ``JSONDeserializer`` and JSON-ish values
+  through ``JSONSerializer`` (the dispatchers' step arms: parse, validate, convert, dump);
 * ``encode``: a value built from the input along a schema (with wrong types, out-of-range numbers,
   lone surrogates, NaN, naive datetimes mixed in) through ``AvroSerializer``'s native encoder.
 
@@ -26,6 +29,7 @@ import copy
 import json
 import datetime
 import decimal
+import io
 import math
 import os
 import struct
@@ -36,13 +40,16 @@ from typing import Any, Callable, Dict, List, Tuple
 import atheris
 
 with atheris.instrument_imports(include=["serdes"]):
+    import fastavro
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     import serdes
     from serdes import SerdesError, _native
+    from serdes._limits import Limits
     from serdes.avro import AvroDeserializer, AvroSerializer
     from serdes.avro._native_decoder import compile_native_decoder
+    from serdes.json import JSONDeserializer, JSONSerializer
 
 _root = os.environ.get("SERDES_FUZZ_EXPECT_ROOT")  # run.sh: the package copy --coverage loads
 if _root and not serdes.__file__.startswith(_root):
@@ -87,6 +94,13 @@ READER_V2 = {"type": "record", "name": "Evolve", "fields": [
     {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["X", "Y"], "default": "X"}},
     {"name": "new", "type": {"type": "map", "values": "int"}, "default": {"k": 1}}]}
 
+#: the JSON Schema of the JSON targets (the dispatcher's step arms: parse, validate, encode)
+JSON_SCHEMA = {"type": "object", "properties": {
+    "id": {"type": "integer", "minimum": 0}, "name": {"type": "string", "maxLength": 8},
+    "tags": {"type": "array", "items": {"type": "string"}}, "score": {"type": ["number", "null"]},
+    "child": {"$ref": "#"}}, "required": ["id"]}
+JSON_VALID = {"id": 1, "name": "a", "tags": ["x"], "score": 0.5, "child": {"id": 2}}
+
 #: (writer, reader) pairs of the decode target; the writers are the dispatch/encode schemas
 SCHEMAS: List[Tuple[Any, Any]] = [
     (RECURSIVE, None), (LOGICAL, None), (UNIONS, None), (CONTAINERS, None), (WRITER_V1, READER_V2),
@@ -95,9 +109,17 @@ SCHEMAS: List[Tuple[Any, Any]] = [
 WRITERS = [RECURSIVE, LOGICAL, UNIONS, CONTAINERS, WRITER_V1]
 
 
+#: serdes.max.items for the decoders: items of zero bytes (null, empty records) are bounded by it
+#: alone (docs/security.md), so the default 10,000,000 lets a 40-byte input take seconds; a lower
+#: budget reaches the same checks in microseconds
+MAX_ITEMS = 100_000
+
+
 def _build() -> Dict[str, Any]:
+    limits = Limits(max_items=MAX_ITEMS)
     decoders = [
-        (compile_native_decoder(w, r), _pure(lambda w=w, r=r: compile_native_decoder(w, r))) for w, r in SCHEMAS
+        (compile_native_decoder(w, r, limits=limits), _pure(lambda w=w, r=r: compile_native_decoder(w, r, limits=limits)))
+        for w, r in SCHEMAS
     ]
     client = SchemaRegistryClient.new_client({"url": "mock://fuzz-native"})
     conf = {"auto.register.schemas": True}
@@ -105,8 +127,14 @@ def _build() -> Dict[str, Any]:
     for w in WRITERS:
         text = json.dumps(w)
         sers.append((AvroSerializer(client, text, conf=conf), _pure(lambda text=text: AvroSerializer(client, text, conf=conf))))
-    return {"decoders": decoders, "ctx": SerializationContext("fuzz", MessageField.VALUE), "sers": sers,
-            "deser": (AvroDeserializer(client), _pure(lambda: AvroDeserializer(client)))}
+    jtext = json.dumps(JSON_SCHEMA)
+    items = {"serdes.max.items": MAX_ITEMS}
+    parsed = [(fastavro.parse_schema(w), None if r is None else fastavro.parse_schema(r)) for w, r in SCHEMAS]
+    return {"decoders": decoders, "parsed": parsed, "ctx": SerializationContext("fuzz", MessageField.VALUE), "sers": sers,
+            "deser": (AvroDeserializer(client, conf=items), _pure(lambda: AvroDeserializer(client, conf=items))),
+            "json_ser": (JSONSerializer(jtext, client), _pure(lambda: JSONSerializer(jtext, client))),
+            "json_de": (JSONDeserializer(None, schema_registry_client=client),
+                        _pure(lambda: JSONDeserializer(None, schema_registry_client=client)))}
 
 
 def _pure(make: Callable[[], Any]) -> Any:
@@ -182,6 +210,32 @@ def value(fdp: Any, schema: Any, named: Dict[str, Any], depth: int = 0) -> Any:
     return None
 
 
+def json_value(fdp: Any, depth: int = 0) -> Any:
+    """A JSON-ish value (NaN, big ints, non-str keys, bytes now and then) for the JSON encoder."""
+    k = fdp.ConsumeIntInRange(0, 11)
+    if k == 0 or depth > 6:
+        return ODD[fdp.ConsumeIntInRange(0, len(ODD) - 1)]
+    if k <= 4:
+        out = {}
+        for key in ("id", "name", "tags", "score", "child"):
+            if fdp.ConsumeBool():
+                out[key] = json_value(fdp, depth + 1) if fdp.ConsumeIntInRange(0, 3) == 0 else {
+                    "id": fdp.ConsumeIntInRange(-2, 2**65), "name": fdp.ConsumeUnicode(10),
+                    "tags": [fdp.ConsumeUnicode(3)], "score": fdp.ConsumeFloat(), "child": {"id": 0}}[key]
+        return out
+    if k == 5:
+        return [json_value(fdp, depth + 1) for _ in range(fdp.ConsumeIntInRange(0, 3))]
+    if k == 6:
+        return fdp.ConsumeIntInRange(-(2**70), 2**70)
+    if k == 7:
+        return fdp.ConsumeFloat()
+    if k == 8:
+        return fdp.ConsumeUnicode(fdp.ConsumeIntInRange(0, 10))
+    if k == 9:
+        return {fdp.ConsumeIntInRange(0, 3): 1}
+    return fdp.ConsumeBool()
+
+
 # --- comparison -------------------------------------------------------------------------------
 
 def same(a: Any, b: Any) -> bool:
@@ -233,18 +287,36 @@ STATE: Dict[str, Any] = {}
 def test_one_input(data: bytes) -> None:
     st = STATE
     fdp = atheris.FuzzedDataProvider(data)
-    target = fdp.ConsumeIntInRange(0, 2)
+    target = fdp.ConsumeIntInRange(0, 4)
     if target == 0:
         i = fdp.ConsumeIntInRange(0, len(st["decoders"]) - 1)
         native, pure = st["decoders"][i]
         payload = fdp.ConsumeBytes(fdp.remaining_bytes())
-        check(f"decode {i}", outcome(native, payload, 0, None), outcome(pure, payload, 0, None), decoder=True)
+        got = outcome(native, payload, 0, None)
+        check(f"decode {i}", got, outcome(pure, payload, 0, None), decoder=True)
+        w, r = st["parsed"][i]
+        if got[0] == "ok" and r is None:  # a value decoded: fastavro reads the same one
+            # (not with a reader schema: fastavro skips a writer-only array block by its byte size,
+            # serdes walks and checks its items, so a hostile block size reads differently)
+            ref = fastavro.schemaless_reader(io.BytesIO(payload), w, r)
+            if not same(got[1], ref):
+                raise AssertionError(f"decode {i}: native {got[1]!r:.500} != fastavro {ref!r:.500}")
     elif target == 1:
         i = fdp.ConsumeIntInRange(0, len(st["sers"]) - 1)
         frame = st["heads"][i] if fdp.ConsumeIntInRange(0, 7) else fdp.ConsumeBytes(5)
         data = frame + fdp.ConsumeBytes(fdp.remaining_bytes())
         native, pure = st["deser"]
         check(f"dispatch {i}", outcome(native, data, st["ctx"]), outcome(pure, data, st["ctx"]))
+    elif target == 3:
+        head = st["json_head"] if fdp.ConsumeIntInRange(0, 7) else fdp.ConsumeBytes(5)
+        data = head + fdp.ConsumeBytes(fdp.remaining_bytes())
+        native, pure = st["json_de"]
+        check("json dispatch", outcome(native, data, st["ctx"]), outcome(pure, data, st["ctx"]))
+    elif target == 4:
+        v = json_value(fdp)
+        native, pure = st["json_ser"]
+        check(f"json encode {v!r:.300}", outcome(native, copy.deepcopy(v), st["ctx"]),
+              outcome(pure, copy.deepcopy(v), st["ctx"]))
     else:
         i = fdp.ConsumeIntInRange(0, len(st["sers"]) - 1)
         v = value(fdp, WRITERS[i], {})
@@ -269,6 +341,7 @@ VALID = [
 def setup() -> None:
     STATE.update(_build())
     STATE["heads"] = [native(rec, STATE["ctx"])[:5] for (native, _), rec in zip(STATE["sers"], VALID, strict=True)]
+    STATE["json_head"] = STATE["json_ser"][0](JSON_VALID, STATE["ctx"])[:5]
 
 
 def main() -> None:

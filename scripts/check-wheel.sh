@@ -9,7 +9,8 @@
 # uses CPython API outside the limited API (list/tuple item macros, _PyDict_NewPresized, the datetime
 # accessors, tp_alloc; docs/native.md). The venv lives under ~/.cache/serdes/venvs/wheel-<hash of
 # python + pyproject.toml's requirements>, built once; each run replaces serdes in it with the new
-# wheel (--force-reinstall --no-deps). The cargo build reuses ~/.cache/serdes/wheel-target.
+# wheel (--force-reinstall --no-deps). The cargo build starts from an empty target directory: with a
+# shared one, setuptools-rust packed a wheel without the extension on the second build.
 # The tests run from a copy of tests/ outside the checkout, so `import serdes` can only find the
 # venv's; a root conftest.py there fails the session unless serdes comes from the venv with the
 # native extension loaded. SERDES_WHEEL_DIR=DIR keeps the wheel there.
@@ -29,7 +30,7 @@ git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$tmp" --one-top-level=sr
 wheels=${SERDES_WHEEL_DIR:-$tmp/wheels}
 mkdir -p "$wheels"
 rm -f "$wheels"/serdes-*.whl
-CARGO_TARGET_DIR="$cache/wheel-target" "$PY" -m pip wheel -q --disable-pip-version-check --no-deps -w "$wheels" "$tmp/src"
+"$PY" -m pip wheel -q --disable-pip-version-check --no-deps -w "$wheels" "$tmp/src"
 wheel=$(ls "$wheels"/serdes-*.whl)
 echo "== [$(( $(date +%s) - t0 ))s] built $(basename "$wheel")"
 unzip -l "$wheel" | grep -q 'serdes/_serdes_native\..*\.so' || { echo "FAIL: no extension in $wheel" >&2; exit 1; }

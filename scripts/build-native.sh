@@ -9,7 +9,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 profile=release
 [[ "${1:-}" == "--debug" ]] && profile=debug
 flags=(); [[ $profile == release ]] && flags+=(--release)
-cargo build -q "${flags[@]}" --manifest-path rust/Cargo.toml
+cargo build -q "${flags[@]}" --features extension-module --manifest-path rust/Cargo.toml
 suffix=$(python -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 # copy then rename: a process that has the old build loaded keeps its (unlinked) file, where
 # overwriting it in place would crash that process

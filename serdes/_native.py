@@ -9,16 +9,58 @@ second case importing serdes warns once, in one line, so a slow install is never
 
 from __future__ import annotations
 
+import hashlib
 import os
 import warnings
 from contextlib import contextmanager
+from pathlib import Path
 from types import ModuleType
-from typing import Iterator, Optional
+from typing import Iterable, Iterator, Optional
 
-__all__ = ["native", "NATIVE_ABI", "pure_python_reason", "implementation", "active", "forced_pure"]
+__all__ = [
+    "native", "NATIVE_ABI", "pure_python_reason", "implementation", "active", "forced_pure", "format_hash",
+]
 
-#: the extension's ``abi_version()`` this Python code was written against
-NATIVE_ABI = 1
+#: how to replace a stale or missing build (named in the warnings)
+REBUILD = "`bash scripts/build-native.sh` in a checkout, else reinstall serdes (`pip install -e .` / `pip install serdes`)"
+
+
+def format_hash(sources: Iterable[str], package: Path = Path(__file__).parent) -> str:
+    """The ABI version of the program format: a hash of the Python sources (relative to the serdes
+    package) that build the extension's programs and call its constructors.
+
+    rust/build.rs computes the same hash of the same files when the extension is built, and the
+    extension reports it (``abi_version()``) with the list it hashed (``FORMAT_SOURCES``). The
+    normalisation is build.rs': ``\r`` removed, trailing spaces and tabs stripped, blank and
+    comment-only lines dropped, every kept line followed by ``\n``, each file preceded by
+    ``== <path>\n``; the first 16 hex digits of SHA-256."""
+    h = hashlib.sha256()
+    for rel in sources:
+        h.update(f"== {rel}\n".encode())
+        text = (package / rel).read_bytes().decode("utf-8")
+        for line in text.replace("\r", "").split("\n"):
+            line = line.rstrip(" \t")
+            stripped = line.lstrip(" \t")
+            if stripped and not stripped.startswith("#"):
+                h.update(line.encode("utf-8") + b"\n")
+    return h.hexdigest()[:16]
+
+
+def _expected_abi(mod: ModuleType) -> "tuple[str, Optional[str]]":
+    """The ABI this Python code expects of ``mod`` (the hash of its program-format sources, as
+    they are here), or ``("", reason)`` when the build is too old to say what it hashed."""
+    sources = getattr(mod, "FORMAT_SOURCES", None)
+    if not isinstance(sources, (list, tuple)) or not all(isinstance(s, str) for s in sources):
+        return "", "the build predates the program-format hash"
+    try:
+        return format_hash(sources), None
+    except (OSError, UnicodeDecodeError) as e:
+        return "", f"its program-format sources cannot be read ({e})"
+
+
+#: the extension's ABI: the hash of the program format it was built from, as these sources give it
+#: (None when no extension is loaded)
+NATIVE_ABI: Optional[str] = None
 
 
 def _load() -> "tuple[Optional[ModuleType], Optional[str]]":
@@ -36,15 +78,19 @@ def _load() -> "tuple[Optional[ModuleType], Optional[str]]":
         )
         return None, reason
     abi = mod.abi_version()
-    if abi != NATIVE_ABI:
-        # a stale build left in the tree by an older checkout: refuse it rather than misbehave
+    expected, why = _expected_abi(mod)
+    if abi != expected:
+        # a stale build (left by an older checkout, or installed beside newer sources) reads
+        # another program format: refuse all of it rather than half-use it
+        reason = f"the native extension is stale: ABI {abi!r}, the sources here expect {expected or why}"
         warnings.warn(
-            f"serdes: native extension ABI {abi} does not match {NATIVE_ABI} (a stale build?); "
-            "running pure Python -- rebuild with `pip install -e .`",
+            f"serdes: {reason}; running pure Python -- rebuild it with {REBUILD}",
             RuntimeWarning,
             stacklevel=3,
         )
-        return None, f"native ABI {abi} != {NATIVE_ABI}"
+        return None, reason
+    global NATIVE_ABI
+    NATIVE_ABI = abi
     return mod, None
 
 

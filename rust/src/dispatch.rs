@@ -586,3 +586,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<EncodeDispatcher>()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;

@@ -18,16 +18,22 @@ pub(crate) fn new_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py
         Ok(Bound::from_owned_ptr_or_err(py, p)?.cast_into_unchecked())
     }
 }
+#[cfg(test)]
+mod tests;
 
-/// The version of the crate, checked by `serdes/_native.py` against the Python package's.
+/// The program format this build reads: a hash of the Python sources that build its programs and
+/// call its constructors (`FORMAT_SOURCES`), computed by build.rs. `serdes/_native.py` hashes the
+/// same files at import and refuses a build whose hash differs (a stale build).
 #[pyfunction]
-fn abi_version() -> u32 {
-    1
+fn abi_version() -> &'static str {
+    env!("SERDES_NATIVE_ABI")
 }
 
 #[pymodule]
 fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;
+    // the files abi_version() hashed, relative to the serdes package
+    m.add("FORMAT_SOURCES", env!("SERDES_NATIVE_FORMAT_SOURCES").split(',').collect::<Vec<_>>())?;
     avro::register(m)?;
     avro_encode::register(m)?;
     dispatch::register(m)?;

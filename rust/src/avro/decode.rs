@@ -620,3 +620,6 @@ impl Decoder {
         Ok(Some(v))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -666,7 +666,7 @@ impl AvroEncoder {
     /// prepare function is fastavro's own; `classes`: `(uuid.UUID, datetime.datetime, datetime.date,
     /// datetime.timezone.utc, decimal.Decimal)`.
     #[pyo3(signature = (schema, prefix, fallback, to_dict, strict, strict_allow_default, max_depth, logical_writers, validation_error, fast_logical, classes))]
-    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
         py: Python<'_>,
         schema: &Bound<'_, PyAny>,
@@ -735,3 +735,6 @@ impl AvroEncoder {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AvroEncoder>()
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,42 @@
+//! Unit tests of the extension through the interface Python uses (the `_serdes_native` module's
+//! classes, called with Python objects), in an interpreter the test binary embeds. Pure-Rust
+//! arithmetic is tested next to its code (avro/decode/tests.rs, avro_encode/tests.rs,
+//! dispatch/tests.rs). Reference values come from Python's own datetime/decimal and from the
+//! Avro spec's encodings written out by hand (support.py).
+use std::ffi::CString;
+
+use pyo3::prelude::*;
+use pyo3::types::PyModule;
+
+mod abi;
+mod decoder;
+mod encoder;
+
+/// Run `f` with the GIL, the extension module (as `native`) and support.py (as `support`,
+/// which has `native` bound too).
+pub(crate) fn with_support<F>(f: F)
+where
+    F: for<'py> FnOnce(Python<'py>, &Bound<'py, PyModule>),
+{
+    Python::attach(|py| {
+        let native = pyo3::wrap_pymodule!(crate::_serdes_native)(py);
+        let code = CString::new(include_str!("support.py")).expect("no NUL in support.py");
+        let support = PyModule::from_code(py, &code, c"support.py", c"support").expect("support.py loads");
+        support.setattr("native", native.bind(py)).expect("bind native");
+        f(py, &support);
+    });
+}
+
+/// `support.<name>(*args)` and its result, failing the test on a Python error (with its traceback).
+pub(crate) fn call<'py, A>(py: Python<'py>, support: &Bound<'py, PyModule>, name: &str, args: A) -> Bound<'py, PyAny>
+where
+    A: pyo3::call::PyCallArgs<'py>,
+{
+    match support.getattr(name).and_then(|f| f.call1(args)) {
+        Ok(v) => v,
+        Err(e) => {
+            e.print(py);
+            panic!("support.{name} failed: {e}");
+        }
+    }
+}

@@ -22,8 +22,8 @@
 use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::{PyTraverseError, PyVisit};
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
 
 use crate::avro::AvroDecoder;
 use crate::avro_encode::AvroEncoder;
@@ -527,7 +527,16 @@ impl EncodeDispatcher {
         serdes_error: Py<PyAny>,
         located: Py<PyAny>,
     ) -> Self {
-        EncodeDispatcher { value_encoders, key_encoders, value_field, key_field, step_type, slow, serdes_error, located }
+        EncodeDispatcher {
+            value_encoders,
+            key_encoders,
+            value_field,
+            key_field,
+            step_type,
+            slow,
+            serdes_error,
+            located,
+        }
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {

@@ -106,11 +106,8 @@ impl Guard {
     pub fn here() -> Guard {
         let here = sp();
         let (low, high) = bounds();
-        let limit = if low < here && here <= high {
-            low.saturating_add(RESERVE)
-        } else {
-            here.saturating_sub(UNKNOWN_BUDGET)
-        };
+        let limit =
+            if low < here && here <= high { low.saturating_add(RESERVE) } else { here.saturating_sub(UNKNOWN_BUDGET) };
         Guard { limit }
     }
 

@@ -194,7 +194,9 @@ impl Decoder {
 
     fn utf8<'py>(&self, py: Python<'py>, bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
         // SAFETY: pointer and length describe a live slice; the GIL is held (we have `py`).
-        let p = unsafe { ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), bytes.len() as ffi::Py_ssize_t, std::ptr::null()) };
+        let p = unsafe {
+            ffi::PyUnicode_DecodeUTF8(bytes.as_ptr().cast(), bytes.len() as ffi::Py_ssize_t, std::ptr::null())
+        };
         if p.is_null() {
             // the UnicodeDecodeError itself, as `bytes.decode()` in the generated decoder raises
             // it (the deserializer reports it as a CorruptPayloadError with this text)
@@ -284,9 +286,8 @@ impl Decoder {
                     };
                 }
                 // SAFETY: pointer/length of a live slice; big-endian, signed; new reference or NULL
-                let int = unsafe {
-                    Bound::from_owned_ptr_or_err(py, ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 0, 1))?
-                };
+                let int =
+                    unsafe { Bound::from_owned_ptr_or_err(py, ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 0, 1))? };
                 // raises unless the value has at most prec digits (then nothing rounds below)
                 let int = spec.bind(py).call_method1(pyo3::intern!(py, "check"), (int,))?;
                 let d = create.bind(py).call1((int,))?;
@@ -334,7 +335,12 @@ impl Decoder {
 
     /// A UUID from a canonical 36-character string (8-4-4-4-12 hex digits), built as
     /// `uuid.UUID.__init__` builds it (the `int` and `is_safe` slots); `None` for any other form.
-    fn uuid_fast<'py>(py: Python<'py>, s: &[u8], cls: &Py<PyType>, is_safe: &Py<PyAny>) -> Option<PyResult<Bound<'py, PyAny>>> {
+    fn uuid_fast<'py>(
+        py: Python<'py>,
+        s: &[u8],
+        cls: &Py<PyType>,
+        is_safe: &Py<PyAny>,
+    ) -> Option<PyResult<Bound<'py, PyAny>>> {
         if s.len() != 36 {
             return None;
         }
@@ -364,7 +370,9 @@ impl Decoder {
                 Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
             };
             let int = v.into_pyobject(py)?;
-            for (name, val) in [(pyo3::intern!(py, "int"), int.as_any()), (pyo3::intern!(py, "is_safe"), is_safe.bind(py))] {
+            for (name, val) in
+                [(pyo3::intern!(py, "int"), int.as_any()), (pyo3::intern!(py, "is_safe"), is_safe.bind(py))]
+            {
                 // SAFETY: live objects; returns -1 with an error set on failure
                 if unsafe { ffi::PyObject_GenericSetAttr(obj.as_ptr(), name.as_ptr(), val.as_ptr()) } < 0 {
                     return Err(PyErr::fetch(py));
@@ -493,7 +501,9 @@ impl Decoder {
                     return Err(self.too_deep(py));
                 }
                 // SAFETY: new reference or NULL with an error set
-                let dict = unsafe { Bound::from_owned_ptr_or_err(py, ffi::_PyDict_NewPresized(keys.len() as ffi::Py_ssize_t))? };
+                let dict = unsafe {
+                    Bound::from_owned_ptr_or_err(py, ffi::_PyDict_NewPresized(keys.len() as ffi::Py_ssize_t))?
+                };
                 for a in actions {
                     match a {
                         Action::Read(j, slot) => {

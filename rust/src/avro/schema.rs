@@ -42,7 +42,10 @@ pub enum Post {
     Date,
     /// `cls(value)` (uuid.UUID); a canonical string is built natively as `cls(int=...)` with
     /// `is_safe` set as the constructor sets it
-    Uuid { cls: Py<PyType>, is_safe: Py<PyAny> },
+    Uuid {
+        cls: Py<PyType>,
+        is_safe: Py<PyAny>,
+    },
     /// `create_decimal(int.from_bytes(v, "big", signed=True)).scaleb(neg_scale, ctx)`, built as
     /// `Decimal("<unscaled>E<neg_scale>")` when that is the same value. A value longer than
     /// `max_len` bytes (`bytes` decimals; `None`: fixed) or with more than `prec` digits is the
@@ -94,9 +97,18 @@ pub enum Kind {
     Str,
     Bytes,
     Fixed(usize),
-    Enum { symbols: Vec<Option<Py<PyString>>>, missing: Vec<Option<String>> },
-    Array { item: usize, item_min: bool, item_empty: bool },
-    Map { value: usize },
+    Enum {
+        symbols: Vec<Option<Py<PyString>>>,
+        missing: Vec<Option<String>>,
+    },
+    Array {
+        item: usize,
+        item_min: bool,
+        item_empty: bool,
+    },
+    Map {
+        value: usize,
+    },
     Union(Vec<Branch>),
     Record {
         keys: Vec<Py<PyString>>,
@@ -213,7 +225,11 @@ impl Program {
                     let mut symbols = Vec::new();
                     for s in syms.try_iter()? {
                         let s = s?;
-                        symbols.push(if s.is_none() { None } else { Some(PyString::intern(py, &s.extract::<String>()?).unbind()) });
+                        symbols.push(if s.is_none() {
+                            None
+                        } else {
+                            Some(PyString::intern(py, &s.extract::<String>()?).unbind())
+                        });
                     }
                     let mut missing = Vec::new();
                     for m in miss.try_iter()? {
@@ -238,7 +254,11 @@ impl Program {
                         let node_i: i64 = item(b, 0)?.extract()?;
                         let node = if node_i < 0 { None } else { Some(index(&item(b, 0)?, n)?) };
                         let name = item(b, 1)?;
-                        let name = if name.is_none() { None } else { Some(PyString::intern(py, &name.extract::<String>()?).unbind()) };
+                        let name = if name.is_none() {
+                            None
+                        } else {
+                            Some(PyString::intern(py, &name.extract::<String>()?).unbind())
+                        };
                         let mismatch = opt_str(&item(b, 2)?)?;
                         if node.is_none() && mismatch.is_none() {
                             return Err(bad("branch without node or mismatch"));

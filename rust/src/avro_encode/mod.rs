@@ -18,8 +18,8 @@ use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTimeAccess,
-    PyTuple, PyTzInfoAccess,
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString,
+    PyTimeAccess, PyTuple, PyTzInfoAccess,
 };
 
 use crate::stack::Guard;
@@ -234,10 +234,8 @@ impl AvroEncoder {
     #[cold]
     #[inline(never)]
     fn depth_error(&self, py: Python<'_>) -> Stop {
-        let msg = format!(
-            "the value nests deeper than serdes.max.depth={} (a cyclic or hostile value?)",
-            self.max_depth
-        );
+        let msg =
+            format!("the value nests deeper than serdes.max.depth={} (a cyclic or hostile value?)", self.max_depth);
         match self.validation_error.bind(py).call1((msg,)) {
             Ok(e) => Stop::Raise(PyErr::from_value(e)),
             Err(e) => Stop::Raise(e),
@@ -322,7 +320,9 @@ impl AvroEncoder {
                 self.enc(py, o, branches[i].1, out, depth)
             }
             Node::Record(fields) => self.record(py, o, fields, out, depth),
-            Node::Logical { prepare, schema, inner, fast } => self.logical(py, o, prepare, schema, *inner, *fast, out, depth),
+            Node::Logical { prepare, schema, inner, fast } => {
+                self.logical(py, o, prepare, schema, *inner, *fast, out, depth)
+            }
             Node::Pending => Err(Stop::Bail),
         }
     }
@@ -441,7 +441,15 @@ impl AvroEncoder {
 
     /// The loop's own conversion for the exact types `fast` knows (None: call the prepare function).
     #[inline(never)]
-    fn fast_logical<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, fast: Fast, inner: usize, out: &mut Out, depth: u32) -> Option<Step> {
+    fn fast_logical<'py>(
+        &self,
+        py: Python<'py>,
+        o: &Bound<'py, PyAny>,
+        fast: Fast,
+        inner: usize,
+        out: &mut Out,
+        depth: u32,
+    ) -> Option<Step> {
         let ty = o.get_type_ptr() as *mut ffi::PyObject;
         if o.is_exact_instance_of::<PyInt>() && fast != Fast::Uuid {
             // fastavro's prepare returns an int unchanged
@@ -463,7 +471,8 @@ impl AvroEncoder {
                     _ => return None,
                 }
                 let days = days_from_civil(dt.get_year() as i64, dt.get_month() as i64, dt.get_day() as i64);
-                let secs = days * 86_400 + dt.get_hour() as i64 * 3600 + dt.get_minute() as i64 * 60 + dt.get_second() as i64;
+                let secs =
+                    days * 86_400 + dt.get_hour() as i64 * 3600 + dt.get_minute() as i64 * 60 + dt.get_second() as i64;
                 let us = dt.get_microsecond() as i64;
                 let ts = if fast == Fast::TimestampMillis { secs * 1000 + us / 1000 } else { secs * 1_000_000 + us };
                 if !matches!(self.prog.nodes[inner], Node::Long) {
@@ -626,7 +635,12 @@ const STRING_KEY: usize = 0;
 impl AvroEncoder {
     /// `prefix + payload` of one value: what `__call__` does, callable from Rust (the native
     /// dispatcher) without a Python-level call.
-    pub fn encode_value<'py>(&self, py: Python<'py>, obj: Bound<'py, PyAny>, ctx: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    pub fn encode_value<'py>(
+        &self,
+        py: Python<'py>,
+        obj: Bound<'py, PyAny>,
+        ctx: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let value = match &self.to_dict {
             Some(f) => f.bind(py).call1((obj, ctx.as_ref()))?,
             None => obj,
@@ -714,7 +728,12 @@ impl AvroEncoder {
     }
 
     #[pyo3(signature = (obj, ctx=None))]
-    fn __call__<'py>(&self, py: Python<'py>, obj: Bound<'py, PyAny>, ctx: Option<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        obj: Bound<'py, PyAny>,
+        ctx: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         self.encode_value(py, obj, ctx)
     }
 

@@ -41,13 +41,22 @@ pub(crate) enum Node {
     Array(usize),
     Map(usize),
     /// a two-branch union with "null": the index byte of each branch and the other branch's node
-    Nullable { null_byte: u8, other_byte: u8, other: usize },
+    Nullable {
+        null_byte: u8,
+        other_byte: u8,
+        other: usize,
+    },
     /// any other union: each branch's kind (what fastavro's branch choice looks at) and node
     Union(Vec<(Kind, usize)>),
     Record(Vec<Field>),
     /// fastavro's prepare function for this logical type, called as `prepare(value, schema)`
     /// unless `fast` converts the value natively the way that function does
-    Logical { prepare: Py<PyAny>, schema: Py<PyAny>, inner: usize, fast: Fast },
+    Logical {
+        prepare: Py<PyAny>,
+        schema: Py<PyAny>,
+        inner: usize,
+        fast: Fast,
+    },
     /// a slot reserved for a named type while its body compiles (never left in a finished program)
     Pending,
 }
@@ -80,7 +89,10 @@ pub(crate) enum Fast {
     TimestampMicros,
     Date,
     /// bytes-decimal with the schema's precision and scale (both plain ints)
-    Decimal { precision: i64, scale: i64 },
+    Decimal {
+        precision: i64,
+        scale: i64,
+    },
 }
 
 impl Fast {
@@ -270,7 +282,8 @@ impl<'py> Compiler<'py> {
 
     fn union(&mut self, branches: &Bound<'py, PyList>) -> PyResult<usize> {
         // the generator's own case: two branches, one of them "null"
-        let is_null = |b: &Bound<'py, PyAny>| b.cast::<PyString>().map(|s| s.to_str().ok() == Some("null")).unwrap_or(false);
+        let is_null =
+            |b: &Bound<'py, PyAny>| b.cast::<PyString>().map(|s| s.to_str().ok() == Some("null")).unwrap_or(false);
         if branches.len() == 2 {
             let (a, b) = (branches.get_item(0)?, branches.get_item(1)?);
             let nullable = match (is_null(&a), is_null(&b)) {
@@ -280,7 +293,11 @@ impl<'py> Compiler<'py> {
             };
             if let Some((null_idx, other)) = nullable {
                 let other = self.compile(&other)?;
-                return Ok(self.push(Node::Nullable { null_byte: null_idx * 2, other_byte: (1 - null_idx) * 2, other }));
+                return Ok(self.push(Node::Nullable {
+                    null_byte: null_idx * 2,
+                    other_byte: (1 - null_idx) * 2,
+                    other,
+                }));
             }
         }
         // any other union: the pure encoder is fastavro's for the whole schema, whose branch choice
@@ -355,7 +372,17 @@ pub(crate) fn compile<'py>(
     fast_logical: &Bound<'py, PyDict>,
 ) -> PyResult<Program> {
     // node 0 is the string node map keys are encoded with (mod.rs: STRING_KEY)
-    let mut c = Compiler { py, logical_writers: logical_writers.clone(), fast_logical: fast_logical.clone(), nodes: vec![Node::String], named: HashMap::new(), stack: Vec::new(), recursive: false, general_union: false, guard: Guard::here() };
+    let mut c = Compiler {
+        py,
+        logical_writers: logical_writers.clone(),
+        fast_logical: fast_logical.clone(),
+        nodes: vec![Node::String],
+        named: HashMap::new(),
+        stack: Vec::new(),
+        recursive: false,
+        general_union: false,
+        guard: Guard::here(),
+    };
     let root = c.compile(schema)?;
     if c.nodes.iter().any(|n| matches!(n, Node::Pending)) {
         return Err(unsupported("this schema (a named type left unfinished)"));

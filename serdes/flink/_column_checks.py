@@ -331,20 +331,27 @@ def value_check(t: TypeInformation, path: str) -> Check:
     elif isinstance(t, TimestampTypeInfo):
         return _Timestamp(path)
     elif isinstance(t, PrimitiveArrayTypeInfo):
-        elem = t._element_type
+        elem = _children(t)[0]
         if isinstance(elem, BasicTypeInfo) and elem._basic_type is BasicType.BYTE:
             return _Bytes(path)
         return _List(path, value_check(elem, f"{path}[]"))
     elif isinstance(t, RowTypeInfo):
         return _Row(path, [value_check(ft, f"{path}.{n}") for n, ft in zip(t.get_field_names(), t.get_field_types())])
     elif isinstance(t, ListTypeInfo):
-        return _List(path, value_check(t.elem_type, f"{path}[]"))
+        return _List(path, value_check(_children(t)[0], f"{path}[]"))
     elif isinstance(t, (BasicArrayTypeInfo, ObjectArrayTypeInfo)):
-        return _List(path, value_check(t._element_type, f"{path}[]"), nulls=True)
+        return _List(path, value_check(_children(t)[0], f"{path}[]"), nulls=True)
     elif isinstance(t, MapTypeInfo):
-        return _Map(path, value_check(t._key_type_info, f"{path}{{key}}"),
-                    value_check(t._value_type_info, f"{path}{{}}"))
+        key, value = _children(t)
+        return _Map(path, value_check(key, f"{path}{{key}}"), value_check(value, f"{path}{{}}"))
     raise ValueError(f"column {path!r}: no value check for the Flink type {t}")
+
+
+def _children(t: Any) -> List[Any]:
+    """The component types of a composite type, read through the PyFlink seam (elements; key, value)."""
+    from ._pyflink import type_info_children
+
+    return [child for _, child in type_info_children(t)]
 
 
 def column_checks(row_type: RowTypeInfo) -> List[Check]:

@@ -33,7 +33,12 @@ rm -f "$wheels"/serdes-*.whl
 "$PY" -m pip wheel -q --disable-pip-version-check --no-deps -w "$wheels" "$tmp/src"
 wheel=$(ls "$wheels"/serdes-*.whl)
 echo "== [$(( $(date +%s) - t0 ))s] built $(basename "$wheel")"
-unzip -l "$wheel" | grep -q 'serdes/_serdes_native\..*\.so' || { echo "FAIL: no extension in $wheel" >&2; exit 1; }
+# (zipfile, not `unzip -l | grep -q`: under pipefail grep's early exit fails unzip with SIGPIPE)
+"$PY" - "$wheel" <<'PYEOF' || { echo "FAIL: no extension in $wheel" >&2; exit 1; }
+import re, sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+sys.exit(0 if any(re.fullmatch(r"serdes/_serdes_native\..*\.so", n) for n in names) else 1)
+PYEOF
 
 # 2. the venv, cargo and rustc hidden from PATH from here on
 clean_path=$(tr ':' '\n' <<<"$PATH" | while read -r d; do

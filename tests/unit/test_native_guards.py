@@ -294,14 +294,13 @@ def test_a_panic_in_the_decoder_decodes_in_pure_python(native: Any) -> None:
 
 
 def test_a_panic_in_a_decoder_without_fallback_is_a_corrupt_payload_error(native: Any) -> None:
-    import copy
     import datetime
 
     from serdes.avro._native_decoder import lower
 
     nodes, root = lower(LINKED, None, False)
     dec = native.AvroDecoder(nodes, root, 10, 10, None, CorruptPayloadError, SchemaMismatchError,
-                             datetime.timezone.utc, copy.deepcopy)
+                             datetime.timezone.utc)
     native._arm_panic(1)
     with pytest.raises(CorruptPayloadError, match="a bug in serdes"):
         dec(b"\x02\x02\x04\x00")
@@ -326,13 +325,12 @@ def test_a_panic_while_compiling_builds_the_pure_implementation(native: Any) -> 
     assert not is_native_encoder(enc)
     assert enc({"x": 1, "n": None}, None) == b"\x02\x00"
     # called directly, the native constructors raise a serdes error, not PanicException
-    import copy
     import datetime
 
     native._arm_panic(1)
     with pytest.raises(SchemaMismatchError, match="a bug in serdes"):
         native.AvroDecoder([(0, (0,))], 0, 10, 10, None, CorruptPayloadError, SchemaMismatchError,
-                           datetime.timezone.utc, copy.deepcopy)
+                           datetime.timezone.utc)
 
 
 @pytest.mark.parametrize("n", [1, 2])

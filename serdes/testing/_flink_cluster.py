@@ -320,6 +320,24 @@ class LocalFlinkCluster:
         self.progress(f"started {tm.name} (pid {tm.pid})")
         return tm
 
+    def dead_taskmanagers(self) -> list[str]:
+        """What ended each TaskManager that is no longer running though nobody stopped it
+        (:meth:`kill_taskmanager` removes the ones it kills): its exit code and log tail."""
+        reports = []
+        for tm in self.taskmanagers:
+            if not tm.running:
+                code = tm._proc.returncode if tm._proc is not None else None
+                reports.append(f"{tm.name} exited with {code}:\n{tm.log_tail(80)}")
+        return reports
+
+    def replace_dead_taskmanagers(self) -> None:
+        """Start a new TaskManager for each one that ended, and wait for all slots."""
+        for tm in [tm for tm in self.taskmanagers if not tm.running]:
+            tm.stop()  # reap the group, close the log handle
+            self.taskmanagers.remove(tm)
+            self.add_taskmanager()
+        self.wait_for_slots(len(self.taskmanagers) * self.slots)
+
     def stop(self) -> None:
         for proc in [*self.taskmanagers, self.jobmanager]:
             if proc is not None:

@@ -25,6 +25,37 @@ def pytest_collection_modifyitems(config, items):
                 item.add_marker(getattr(pytest.mark, mark))
 
 
+@pytest.fixture(autouse=True)
+def _taskmanagers_survive(request):
+    """A TaskManager that dies on its own during a test fails that test with its log tail (a
+    crash is never hidden), and is replaced so the tests after it run on a whole cluster."""
+    if "flink_cluster" not in request.fixturenames:
+        yield
+        return
+    cluster = request.getfixturevalue("flink_cluster")
+    cluster.replace_dead_taskmanagers()  # a failure before this test's start is reported there
+    yield
+    dead = cluster.dead_taskmanagers()
+    if dead:
+        cluster.replace_dead_taskmanagers()
+        pytest.fail("a TaskManager died during the test:\n" + "\n".join(dead), pytrace=False)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed cluster test's report carries the cluster's state: /overview, the TaskManagers
+    and their log tails (the JobManager's too), so a CI failure can be read without the logs."""
+    report = yield
+    cluster = item.funcargs.get("flink_cluster") if hasattr(item, "funcargs") else None
+    if report.failed and cluster is not None:
+        try:
+            state = f"overview: {cluster.overview()}\n"
+        except OSError as e:
+            state = f"overview: unavailable ({e})\n"
+        report.sections.append(("Flink cluster", state + cluster.log_tail(60)))
+    return report
+
+
 @pytest.fixture(scope="session")
 def cluster_jars() -> List[Path]:
     from serdes.flink import kafka_connector_jar, shim_jar

@@ -34,7 +34,18 @@ from ._kafka import read_records, topics_label
 from ._metrics import batched
 from ._records import FlinkSerializationContext
 from ._records import bytes_type, row_named
-from ._rows import _identity, _MapOf, _RecordToRow, _to_float, avro_row_converter, avro_row_type_info, json_schema_row_converter, json_schema_row_type_info
+from ._rows import (
+    MissingPropertyError,
+    _identity,
+    _json_converter,
+    _json_optional,
+    _MapOf,
+    _RecordToRow,
+    _to_float,
+    avro_row_converter,
+    avro_row_type_info,
+    json_schema_row_type_info,
+)
 
 __all__ = [
     "read_debezium",
@@ -342,6 +353,9 @@ class _CheckedColumn:
     def __call__(self, v: Any) -> Any:
         try:
             v = self.conv(v)
+        except MissingPropertyError as e:
+            e.path.append(f".{self.check.path}")   # the column; the operator adds after/before
+            raise
         except SerdesError:
             raise
         except Exception as e:  # noqa: BLE001 - a value the converter cannot take, typed below
@@ -362,19 +376,6 @@ def _column_function(conv: Callable[[Any], Any], check: Check) -> Callable[[Any]
     if conv in (_ident, _identity, _to_float):
         return check
     return _CheckedColumn(conv, check)
-
-
-def _json_optional(after: Dict[str, Any]) -> List[str]:
-    """The columns of a JSON Schema ``after`` an event may omit: not ``required`` and nullable
-    (how a newer schema's added column reads in older events)."""
-    required = after.get("required")
-    required = set(required) if isinstance(required, list) else set()
-    out = []
-    for name, prop in (after.get("properties") or {}).items():
-        t = prop.get("type") if isinstance(prop, dict) else None
-        if name not in required and (t == "null" or (isinstance(t, list) and "null" in t)):
-            out.append(name)
-    return out
 
 
 def _after_row_and_optional(value: SerdeSpec, topic: str, schema: Any
@@ -403,7 +404,8 @@ def _after_row_and_optional(value: SerdeSpec, topic: str, schema: Any
         return spec, avro_row_type_info(after), _record_converter(avro_row_converter(after)), []
     if value.format == "json":
         after = _json_after(schema)
-        return (spec, json_schema_row_type_info(after), _record_converter(json_schema_row_converter(after)),
+        # complete: Debezium writes every column, nested ones too (the rule of _json_optional)
+        return (spec, json_schema_row_type_info(after), _record_converter(_json_converter(after, complete=True)),
                 _json_optional(after))
     raise ValueError(f"unsupported format {value.format!r}")
 
@@ -480,7 +482,8 @@ class DebeziumDecodeFunction(DecodingFunction):
         self._deletes = batched(self._batched, g.counter("serdes_deletes"))
 
     def _column_rules(self) -> None:
-        """Per column: its converter followed by the check that its value fits the column's Flink
+        """Per column: its converter (which refuses a nested object without a property it must
+        have, ``_rows._ObjectToRow``) followed by the check that its value fits the column's Flink
         type (``_column_checks``: PyFlink's coder runs after this operator, outside its ``try``), and
         the columns every before/after must have (``parse_change(columns=...)``).  Derived here, in
         the worker, from the value spec's envelope schema -- which ``read_debezium`` always puts in
@@ -490,24 +493,33 @@ class DebeziumDecodeFunction(DecodingFunction):
         if spec.format in ("avro", "json") and spec.kwargs.get("schema_str") is None:
             raise ValueError("DebeziumDecodeFunction needs a value spec with the envelope schema "
                              "(schema_str; read_debezium builds one)")
-        _, row_t, _, optional = _after_row_and_optional(spec, "", None)
+        _, row_t, conv, optional = _after_row_and_optional(spec, "", None)
         checks = dict(zip(row_t.get_field_names(), column_checks(row_t), strict=True))
         missing = [n for n in self.after_names if n not in checks]
         if missing:
             raise ValueError(f"the converter's columns {missing} are not in the envelope's after type")
-        convs = self.convs if self.convs is not None else [_ident] * len(self.after_names)
-        self._cells = [(n, _bound(_column_function(c, checks[n])))
-                       for n, c in zip(self.after_names, convs, strict=True)]
+        # the converters derived here too, not the pickled self.convs: a graph pickled by an earlier
+        # serdes gets the nested-object rule of this one (_ObjectToRow)
+        convs = dict(zip(conv.names, conv.convs if conv.convs is not None else [_ident] * len(conv.names),
+                         strict=True))
+        self._cells = [(n, _bound(_column_function(convs[n], checks[n]))) for n in self.after_names]
         self._meta_cells = [(METADATA_COLUMNS[k][1], _bound(value_check(METADATA_COLUMNS[k][0](), column)))
                             for column, k in zip(self.names[len(self.after_names):], self.meta_keys, strict=True)]
         self.columns = frozenset(self.after_names)
         self.optional_columns = frozenset(optional) & self.columns
 
-    def _row(self, rec: Optional[Mapping[str, Any]], kind: RowKind, change: Change) -> Row:
+    def _row(self, rec: Optional[Mapping[str, Any]], kind: RowKind, change: Change, part: str) -> Row:
         # parse_change(columns=...) checked that the op's before / after is there with every
-        # column but the optional ones (absent: None)
+        # column but the optional ones (absent: None); the converters check the nested objects
         assert rec is not None
-        values = [c(rec.get(n)) for n, c in self._cells]
+        try:
+            values = [c(rec.get(n)) for n, c in self._cells]
+        except MissingPropertyError as e:
+            paths = e.where(part)
+            shown = ", ".join(repr(p) for p in paths[:10]) + (f" ... ({len(paths)} in all)" if len(paths) > 10 else "")
+            raise MalformedEnvelopeError(
+                f"Debezium {change.op.name.lower()} event (op {change.op.value!r}): no column {shown} "
+                "(a NULL column is a null value, not a missing one)") from None
         for m, check in self._meta_cells:
             values.append(check(m(change)))
         row = Row(*values)
@@ -518,13 +530,13 @@ class DebeziumDecodeFunction(DecodingFunction):
     def rows(self, change: Change) -> List[Row]:
         op = change.op
         if op is Op.CREATE or op is Op.READ:
-            return [self._row(change.after, RowKind.INSERT, change)]
+            return [self._row(change.after, RowKind.INSERT, change, "after")]
         if op is Op.UPDATE:
             if self.mode == UPSERT:
-                return [self._row(change.after, RowKind.UPDATE_AFTER, change)]
-            return [self._row(change.before, RowKind.UPDATE_BEFORE, change),
-                    self._row(change.after, RowKind.UPDATE_AFTER, change)]
-        return [self._row(change.before, RowKind.DELETE, change)]
+                return [self._row(change.after, RowKind.UPDATE_AFTER, change, "after")]
+            return [self._row(change.before, RowKind.UPDATE_BEFORE, change, "before"),
+                    self._row(change.after, RowKind.UPDATE_AFTER, change, "after")]
+        return [self._row(change.before, RowKind.DELETE, change, "before")]
 
     def process_element(self, row: Any, ctx: Any) -> Iterator[Any]:
         topic, partition, offset, _ts, raw_key, raw_value, headers = row

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import datetime
 import json
-from typing import Any, Callable, Dict, List, Optional, Tuple, Union, cast
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, Union, cast
 
 from pyflink.common import Row, Types
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 
+from .._errors import MalformedEnvelopeError
 from ._column_checks import declare_decimal
 from ._records import bytes_type, row_named
 
@@ -230,14 +231,117 @@ def json_schema_row_type_info(schema: Union[str, Dict[str, Any]]) -> RowTypeInfo
     return t
 
 
-def _json_converter(s: Dict[str, Any]) -> Callable[[Any], Any]:
+def _json_optional(s: Dict[str, Any]) -> List[str]:
+    """The properties of a JSON Schema object a value may omit: not ``required`` and nullable (how
+    a newer schema's added column reads in older events).  The one rule for Debezium rows: the
+    ``after`` columns (``parse_change(optional_columns=...)``) and the properties of the objects
+    nested in them (:class:`_ObjectToRow`)."""
+    required = s.get("required")
+    required = set(required) if isinstance(required, list) else set()
+    out = []
+    for name, prop in (s.get("properties") or {}).items():
+        t = prop.get("type") if isinstance(prop, dict) else None
+        if name not in required and (t == "null" or (isinstance(t, list) and "null" in t)):
+            out.append(name)
+    return out
+
+
+class MissingPropertyError(MalformedEnvelopeError):
+    """An object nested in a Debezium row lacks properties it must have.  Raised by the innermost
+    object; each enclosing converter adds its step to ``path`` (innermost first) on the way out,
+    and the decode operator re-raises it as a :class:`MalformedEnvelopeError` naming the whole
+    path (``after.addr.zip``)."""
+
+    def __init__(self, missing: List[str]) -> None:
+        self.missing = missing
+        self.path: List[str] = []
+        super().__init__(f"object has no property {', '.join(repr(m) for m in missing)}")
+
+    def where(self, prefix: str) -> List[str]:
+        """The missing properties' paths below ``prefix`` (``after``)."""
+        base = prefix + "".join(reversed(self.path))
+        return [f"{base}.{m}" for m in self.missing]
+
+
+class _ObjectToRow(_RecordToRow):
+    """A JSON object of a Debezium row -> ``Row``: every property must be there but the optional
+    ones (:func:`_json_optional`), which read as ``None`` -- Debezium writes every column, a SQL
+    ``NULL`` as a ``null`` value, so an absent one is never a NULL."""
+
+    __slots__ = ("required",)
+
+    def __init__(self, names: List[str], convs: List[Callable[[Any], Any]], required: FrozenSet[str]) -> None:
+        super().__init__(names, convs)
+        self.required = required
+
+    def __getstate__(self) -> Any:     # (names, convs, required): one more than the base's
+        return (self.names, self.convs, self.required)
+
+    def __setstate__(self, state: Any) -> None:
+        self.names, self.convs, self.required = state
+
+    def __call__(self, rec: Optional[Dict[str, Any]]) -> Optional[Row]:
+        if rec is None:
+            return None
+        if not rec.keys() >= self.required:
+            absent = self.required - rec.keys()
+            raise MissingPropertyError([n for n in self.names if n in absent])
+        assert self.convs is not None
+        values = []
+        name = ""
+        try:
+            for name, conv in zip(self.names, self.convs, strict=True):
+                values.append(conv(rec.get(name)))
+        except MissingPropertyError as e:
+            e.path.append(f".{name}")
+            raise
+        row = Row(*values)
+        row.set_field_names(self.names)
+        return row
+
+
+class _ElementsOf:
+    """:class:`_ListOf` for Debezium rows: a nested object's missing property names its index."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Callable[[Any], Any]) -> None:
+        self.inner = inner
+
+    def __getstate__(self) -> Callable[[Any], Any]:
+        return self.inner
+
+    def __setstate__(self, state: Callable[[Any], Any]) -> None:
+        self.inner = state
+
+    def __call__(self, v: Any) -> Any:
+        if v is None:
+            return None
+        out = []
+        try:
+            for x in v:
+                out.append(self.inner(x))
+        except MissingPropertyError as e:
+            e.path.append(f"[{len(out)}]")    # the element that failed
+            raise
+        return out
+
+
+def _json_converter(s: Dict[str, Any], complete: bool = False) -> Callable[[Any], Any]:
+    """``complete``: a Debezium row's, whose nested objects must have every property but the
+    optional ones (:class:`_ObjectToRow`); else a missing property reads as ``None``."""
     t = _json_type(s)
     if t == "object":
         props = s.get("properties") or {}
-        return _RecordToRow(list(props), [_json_converter(p) for p in props.values()])
+        convs = [_json_converter(p, complete) for p in props.values()]
+        if complete:
+            return _ObjectToRow(list(props), convs, frozenset(props) - frozenset(_json_optional(s)))
+        return _RecordToRow(list(props), convs)
     if t == "array":
-        inner = _json_converter(s.get("items", {"type": "string"}))
-        return _identity if inner is _identity else _ListOf(inner)
+        inner = _json_converter(s.get("items", {"type": "string"}), complete)
+        if inner is _identity:
+            return _identity
+        return _ElementsOf(inner) if complete else _ListOf(inner)
     if t == "number":
         return _to_float
     return _identity

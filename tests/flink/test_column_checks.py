@@ -345,3 +345,124 @@ def test_protobuf_map_of_messages_reads_as_a_map_of_rows():
     del msg.items["b"]
     got = check(items(message_to_dict(msg)["items"]))
     assert list(got) == ["a"] and tuple(got["a"]) == (5,)
+
+
+# -- objects nested in a row: the missing-column rule one level down, and further -----------------
+
+#: ``addr.zip`` is required (though nullable), ``addr.street`` not required but not nullable: both
+#: must be there; ``addr.unit`` (not required, nullable) may be omitted
+NESTED_ADDR = {"type": "object", "required": ["zip"], "properties": {
+    "street": {"type": "string"}, "zip": {"type": ["string", "null"]},
+    "unit": {"oneOf": [{"type": "null"}, {"type": "string"}]}}}
+NESTED_ITEM = {"type": "object", "properties": {
+    "sku": {"type": "string"},
+    "dims": {"type": "object", "properties": {"w": {"type": "integer"}, "h": {"type": "integer"}}}}}
+NESTED_ROW = {"type": "object", "properties": {
+    "id": {"type": "integer"}, "addr": {"oneOf": [{"type": "null"}, NESTED_ADDR]},
+    "items": {"type": "array", "items": NESTED_ITEM}}}
+NESTED_JSON = json.dumps({"type": "object", "properties": {
+    "before": {"oneOf": [{"type": "null"}, NESTED_ROW]}, "after": {"oneOf": [{"type": "null"}, NESTED_ROW]},
+    "source": ds.JSON_SOURCE, "op": {"type": "string"}}})
+
+
+def _nested(addr, items=()):
+    return {"id": 1, "addr": addr, "items": list(items)}
+
+
+def _item(sku, **dims):
+    return {"sku": sku, "dims": dims}
+
+
+def test_a_nested_object_without_a_property_is_malformed():
+    fn, _ = _function(sf.json_schema(REG, NESTED_JSON), "fail")
+    with pytest.raises(serdes.MalformedEnvelopeError) as info:
+        _feed(fn, [_envelope("c", None, _nested({"street": "s", "zip": "z"})), _envelope("c", None, _nested({}))])
+    assert type(info.value) is serdes.MalformedEnvelopeError
+    assert "create event (op 'c'): no column 'after.addr.street', 'after.addr.zip'" in info.value.reason
+    assert (info.value.location.topic, info.value.location.offset) == ("t", 1)
+    # required, though nullable: a null value is fine, a missing key is not
+    fn, _ = _function(sf.json_schema(REG, NESTED_JSON), "fail")
+    with pytest.raises(serdes.MalformedEnvelopeError, match=r"no column 'after\.addr\.zip' \("):
+        _feed(fn, [_envelope("c", None, _nested({"street": "s"}))])
+    fn, _ = _function(sf.json_schema(REG, NESTED_JSON), "fail")
+    with pytest.raises(serdes.MalformedEnvelopeError, match=r"update event \(op 'u'\): no column 'before\.addr\.street'"):
+        _feed(fn, [_envelope("u", _nested({"zip": None}), _nested({"street": "s", "zip": None}))])
+
+
+def test_a_nested_missing_property_follows_on_error():
+    from serdes.flink._records import DEAD_LETTER_TAG
+
+    fn, counters = _function(sf.json_schema(REG, NESTED_JSON), "dead_letter")
+    [(tag, row)] = _feed(fn, [_envelope("c", None, _nested({"zip": "z"}))])
+    assert tag == DEAD_LETTER_TAG and row[8] == "MalformedEnvelopeError" and "'after.addr.street'" in row[7]
+    assert counters["serdes_failed"].n == 1
+
+
+def test_a_nested_optional_property_may_be_omitted():
+    """``unit`` (not required, nullable) reads as None when absent; ``zip`` (required, nullable) and
+    ``street`` (not required, not nullable) do not."""
+    fn, counters = _function(sf.json_schema(REG, NESTED_JSON), "skip")
+    rows = _feed(fn, [_envelope("c", None, _nested({"street": "s", "zip": None})),
+                      _envelope("c", None, _nested({"street": "s", "unit": "4b"})),
+                      _envelope("c", None, _nested({"zip": "z", "unit": "4b"})),
+                      _envelope("c", None, _nested({"street": "s", "zip": "z", "unit": "4b"}))])
+    assert [r[1].as_dict() for r in rows] == [{"street": "s", "zip": None, "unit": None},
+                                              {"street": "s", "zip": "z", "unit": "4b"}]
+    assert counters["serdes_failed"].n == 2
+
+
+def test_an_array_element_without_a_property_names_its_index():
+    fn, counters = _function(sf.json_schema(REG, NESTED_JSON), "skip")
+    addr = {"street": "s", "zip": "z"}
+    rows = _feed(fn, [_envelope("c", None, _nested(addr, [_item("a", w=1, h=2), {"dims": {"w": 1, "h": 2}}])),
+                      _envelope("c", None, _nested(addr, [_item("a", w=1, h=2), _item("b", w=1, h=2), _item("c", w=3)])),
+                      _envelope("c", None, _nested(addr, [_item("a", w=1, h=2)]))])
+    assert len(rows) == 1 and counters["serdes_failed"].n == 2
+    fn, _ = _function(sf.json_schema(REG, NESTED_JSON), "fail")
+    with pytest.raises(serdes.MalformedEnvelopeError, match=r"no column 'after\.items\[1\]\.sku' \("):
+        _feed(fn, [_envelope("c", None, _nested(addr, [_item("a", w=1, h=2), {"dims": {"w": 1, "h": 2}}]))])
+    fn, _ = _function(sf.json_schema(REG, NESTED_JSON), "fail")
+    with pytest.raises(serdes.MalformedEnvelopeError, match=r"no column 'after\.items\[2\]\.dims\.h' \("):
+        _feed(fn, [_envelope("c", None, _nested(addr, [_item("a", w=1, h=2), _item("b", w=1, h=2), _item("c", w=3)]))])
+
+
+def test_complete_nested_envelopes_read_as_they_did():
+    """Complete rows are what the converter made before the rule (json_schema_row_converter, which
+    still reads a missing property as None); the incomplete one between them is refused."""
+    from serdes.flink._debezium import _json_after
+
+    lax = sf.json_schema_row_converter(_json_after(NESTED_JSON))
+    complete = [_nested({"street": "s", "zip": None, "unit": "u"}, [_item("a", w=1, h=2), _item("b", w=None, h=0)]),
+                {"id": 2, "addr": None, "items": None}, {"id": 3, "addr": {"street": "t", "zip": "z"}, "items": []}]
+    fn, counters = _function(sf.json_schema(REG, NESTED_JSON), "skip")
+    rows = _feed(fn, [_envelope("c", None, complete[0]), _envelope("c", None, complete[1]),
+                      _envelope("c", None, _nested({"zip": "z"})), _envelope("c", None, complete[2])])
+    assert [repr(r) for r in rows] == [repr(lax(a)) for a in complete]
+    assert counters["serdes_failed"].n == 1
+
+
+def test_the_nested_rule_is_the_converters():
+    """The converter read_debezium builds for a JSON Schema envelope refuses the missing property
+    itself; the error carries the path below the row, the operator adds ``after``/``before``."""
+    from serdes.flink._debezium import _after_row
+    from serdes.flink._rows import MissingPropertyError
+
+    _, _, conv = _after_row(sf.json_schema(REG, NESTED_JSON), "t", None)
+    back = pickle.loads(cloudpickle.dumps(conv))
+    with pytest.raises(MissingPropertyError) as info:
+        back(_nested({"street": "s", "zip": "z"}, [{"sku": "a", "dims": {"h": 1}}]))
+    assert info.value.where("after") == ["after.items[0].dims.w"]
+    assert back(_nested({"street": "s", "zip": "z"})).addr.unit is None
+
+
+def test_a_graph_pickled_with_the_lax_converters_gets_the_nested_rule():
+    """An operator pickled by an earlier serdes holds converters that read a missing nested property
+    as None; ``open()`` derives the converters from the envelope schema, as it does the checks."""
+    from serdes.flink._debezium import DebeziumDecodeFunction, _after_row, _json_after, _metadata_spec
+
+    spec, _, _ = _after_row(sf.json_schema(REG, NESTED_JSON), "t", None)
+    lax = sf.json_schema_row_converter(_json_after(NESTED_JSON))
+    fn = pickle.loads(pickle.dumps(DebeziumDecodeFunction(spec, None, lax, _metadata_spec(None), on_error="fail")))
+    fn.open(RuntimeContext())
+    with pytest.raises(serdes.MalformedEnvelopeError, match=r"no column 'after\.addr\.street'"):
+        _feed(fn, [_envelope("c", None, _nested({"zip": "z"}))])

@@ -77,6 +77,25 @@ from ._types import (
     get_typed_state,
 )
 
+
+# pickled by name: PyFlink ships these to its workers, and a pickle names the package
+# (``_pickling.py``), so the package holds them too; not part of the API
+from ._decode import DecodingFunction as DecodingFunction  # noqa: E402
+from ._encode import PackedEncodeFunction as PackedEncodeFunction  # noqa: E402
+from ._keyed import KeyByDecodedField as KeyByDecodedField  # noqa: E402
+from ._kafka import _Compose as _Compose  # noqa: E402
+from ._types import (  # noqa: E402
+    _Delegating as _Delegating,
+    _DescriptorDecoder as _DescriptorDecoder,
+    _FilterWrapper as _FilterWrapper,
+    _FlatMapWrapper as _FlatMapWrapper,
+    _identity as _identity,
+    _KeyedProcessWrapper as _KeyedProcessWrapper,
+    _KeySelectorWrapper as _KeySelectorWrapper,
+    _MapWrapper as _MapWrapper,
+    _ProcessWrapper as _ProcessWrapper,
+)
+
 __all__ = [
     # environment and jars
     "configure", "create_env", "from_sequence", "execute", "DEFAULT_BUNDLE_SIZE",

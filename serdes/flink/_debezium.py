@@ -33,6 +33,7 @@ from ._decode import ON_ERROR_FAIL, ON_ERROR_SKIP, DecodingFunction, check_on_er
 from ._kafka import read_records, topics_label
 from ._metrics import batched
 from ._records import FlinkSerializationContext
+from ._pickling import PICKLE_MODULE
 from ._records import bytes_type, row_named
 from ._rows import (
     MissingPropertyError,
@@ -449,6 +450,8 @@ class DebeziumDecodeFunction(DecodingFunction):
     and counts it.  Metrics: ``serdes_decoded``, ``serdes_failed``, ``serdes_tombstones``,
     ``serdes_truncates``, ``serdes_inserts``, ``serdes_updates``, ``serdes_deletes``.
     """
+
+    __module__ = PICKLE_MODULE
 
     def __init__(
         self,

@@ -82,6 +82,8 @@ class DecodingFunction(ProcessFunction):
     their pickles (job graphs) list them.
     """
 
+    __module__ = PICKLE_MODULE
+
     value_spec: SerdeSpec
     key_spec: Optional[SerdeSpec]
     on_error: str

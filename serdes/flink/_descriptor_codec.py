@@ -13,10 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from google.protobuf.descriptor import Descriptor
 
-#: The module serdes' Flink type infos, wrappers and decoders were defined in by earlier
-#: releases. Pickles (job graphs, pickled state) name a class by its module, so the classes that
-#: moved out of it keep this as their ``__module__`` and ``serdes.flink._types`` re-exports them.
-PICKLE_MODULE = "serdes.flink._types"
+from ._pickling import PICKLE_MODULE
 
 __all__ = ["file_descriptor_set", "PICKLE_MODULE"]
 

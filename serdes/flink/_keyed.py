@@ -61,6 +61,7 @@ from ._env import configure
 from ._graph import ATTR_CHECKS, keyed_by_field0
 from ._metrics import BatchedCounter  # noqa: F401  (earlier home of the class)
 from ._records import BYTES, DEAD_LETTER_TAG, KafkaRecord
+from ._pickling import PICKLE_MODULE
 from ._shim import (
     KEYED_PACKED_DESERIALIZER_CLASS,
     PACKED_DESERIALIZER_CLASS,
@@ -197,6 +198,8 @@ class KafkaKeyedProcess(KeyedProcessFunction):
     (an :class:`~serdes.flink.EncodeFunction`, opened with the operator); side outputs pass unchanged.
     """
 
+    __module__ = PICKLE_MODULE
+
     def __init__(self, fn: KeyedProcessFunction, decode: DecodeFunction,
                  encode: Optional[Callable[[Any], Any]] = None, strict_types: bool = False,
                  operator_name: str = "serdes-keyed", sink_encoder: Optional[EncodeFunction] = None,
@@ -271,6 +274,8 @@ KEYED_ROW_FIELDS = ["key", "record"]
 
 class KeyByDecodedField(ProcessFunction):
     """Decode operator of the value-keyed shape: emits ``Row(key_by(value), raw record row)``."""
+
+    __module__ = PICKLE_MODULE
 
     def __init__(self, decode: DecodeFunction, key_by: Callable[[Any], Any]) -> None:
         self.decode = decode

@@ -8,8 +8,9 @@ serdes' own operators exchange the same records packed into one ``byte[]`` (:dat
 is a decoded record with its coordinates, :class:`FlinkSerializationContext` the context serdes'
 deserializers are called with (it also carries partition and offset, for error locations).
 
-The classes keep ``serdes.flink._kafka`` as their module: earlier releases defined them there,
-and pickles (a ``KafkaRecord`` in pickled state or in flight) name them by it.
+The classes give pickles (a ``KafkaRecord`` in pickled state or in flight) the package as their
+module (``_pickling.py``); ``serdes.flink._kafka``, where earlier releases defined them, still
+holds them for the pickles those wrote.
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ from pyflink.common import Types
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 from pyflink.datastream import OutputTag
 
-#: The module earlier releases defined the record classes and Kafka operators in (see above).
-PICKLE_MODULE = "serdes.flink._kafka"
+from ._pickling import PICKLE_MODULE
 
 __all__ = [
     "BYTES", "HEADERS", "RECORD_ROW_TYPE", "PRODUCER_ROW_TYPE", "DEAD_LETTER_ROW_TYPE", "DEAD_LETTER_TAG",

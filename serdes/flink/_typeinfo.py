@@ -9,8 +9,8 @@ PyFlink's ``BinaryCoder`` on the Python side, ``BytePrimitiveArraySerializer`` o
 and carries the encoder/decoder that serdes' wrappers (``_wrappers.py``) apply around user
 functions, so that they see message objects.
 
-The classes keep ``serdes.flink._types`` as their module: that is where earlier releases defined
-them, and the name pickles (job graphs, pickled state) refer to them by.
+The classes name the package as their module (``_pickling.py``); ``serdes.flink._types``, where
+earlier releases defined them, re-exports them for the pickles those wrote.
 """
 
 from __future__ import annotations

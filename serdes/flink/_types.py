@@ -3,9 +3,9 @@
 Type infos (``_typeinfo.py``), the descriptor codec (``_descriptor_codec.py``), typed state
 (``_typed_state.py``), the function wrappers (``_wrappers.py``) and typed streams
 (``_typed_stream.py``) each have a module of their own now. Pickles -- job graphs, pickled state --
-name a class or function by module and name, so the pickled ones keep ``serdes.flink._types`` as
-their ``__module__`` (their pickled bytes are what earlier releases wrote) and this module
-re-exports them under those names, where unpickling looks them up.
+name a class or function by module and name: the pickled ones now name the package
+(``_pickling.py``), and this module re-exports them under the names earlier releases' pickles
+look them up by.
 """
 
 from __future__ import annotations

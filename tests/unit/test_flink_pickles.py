@@ -1,21 +1,30 @@
-"""serdes.flink's picklable objects pickle to the bytes they did before the modules were split by
-job (issue 11): the type infos, state descriptors, function wrappers and operators travel in
-pickled job graphs, and a ``KafkaRecord`` can sit in pickled state, so a class that moved keeps
-the module earlier releases named it by (``serdes.flink._types`` / ``serdes.flink._kafka``), and
-its attributes their order.
+"""serdes.flink's picklable objects: what their pickles name, and that earlier releases' load.
 
-The digests are of ``pickle.dumps(obj, protocol=5)`` made at commit 78fdca7 (before the split),
-with apache-flink 2.2.1 and protobuf < 6 as serdes[flink] pins them. Skipped without PyFlink
-(the core-only matrix legs); CI's main leg installs serdes[flink] and runs it.
+Type infos, state descriptors, function wrappers and operators travel in pickled job graphs, and a
+``KafkaRecord`` can sit in pickled state. Their pickles name the package, ``serdes.flink``
+(``serdes/flink/_pickling.py``: unpickling a submodule first deadlocked against a concurrent
+import of the package in PyFlink's workers); pickles written by earlier releases name the
+submodules the classes were defined in, and still load.
+
+The digests are of ``pickle.dumps(obj, protocol=5)`` made at commit 78fdca7 (before the modules
+were split by job), with apache-flink 2.2.1 and protobuf < 6 as serdes[flink] pins them: pickling
+with the classes' earlier module names restored gives those bytes again, so what is loaded here is
+byte for byte what that release wrote. Skipped without PyFlink (the core-only matrix legs); CI's
+main leg installs serdes[flink] and runs it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
 import pickle
-from typing import Any, Callable, Dict
+import pickletools
+import pkgutil
+import subprocess
+import sys
+from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
 
@@ -82,19 +91,130 @@ BEFORE_THE_SPLIT = {
 FDS_BEFORE_THE_SPLIT = "58102e6cdc52e1ff970312696f7446a1009dc9fd24381ea7eeeb0fba23b65aea"
 
 
+#: the modules earlier releases' pickles name (each still holds the name)
+EARLIER_MODULE = {
+    "DebeziumDecodeFunction": "serdes.flink._debezium",
+    **{n: "serdes.flink._types" for n in (
+        "BytesCodecTypeInfo", "ProtobufTypeInformation", "DynamicProtobufTypeInformation", "_DescriptorDecoder",
+        "ProtobufValueStateDescriptor", "CodecValueState", "_Delegating", "_MapWrapper", "_FlatMapWrapper",
+        "_FilterWrapper", "_KeySelectorWrapper", "_ProcessWrapper", "_KeyedProcessWrapper", "_identity")},
+    **{n: "serdes.flink._kafka" for n in (
+        "KafkaRecord", "FlinkSerializationContext", "DecodeFunction", "EncodeFunction", "PackedEncodeFunction",
+        "DeadLetterToProducerRow", "_Compose")},
+}
+
+
+@contextlib.contextmanager
+def earlier_module_names() -> Iterator[None]:
+    """Give the classes the module names earlier releases pickled them under, for the block."""
+    objs = [getattr(sf, n) for n in EARLIER_MODULE]
+    saved = [o.__module__ for o in objs]
+    try:
+        for o, n in zip(objs, EARLIER_MODULE):
+            o.__module__ = EARLIER_MODULE[n]
+        yield
+    finally:
+        for o, m in zip(objs, saved):
+            o.__module__ = m
+
+
+def serdes_globals(data: bytes) -> List[str]:
+    """The modules of the globals a pickle names, serdes' only, in order."""
+    out, strings = [], []
+    for op, arg, _ in pickletools.genops(data):
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE"):
+            strings.append(arg)
+        elif op.name == "STACK_GLOBAL" and len(strings) >= 2 and strings[-2].startswith("serdes"):
+            out.append(strings[-2])
+        elif op.name == "GLOBAL" and str(arg).startswith("serdes"):
+            out.append(str(arg).split(" ")[0])
+    return out
+
+
 @pytest.mark.parametrize("name", sorted(BEFORE_THE_SPLIT))
-def test_pickled_bytes_unchanged(name: str) -> None:
+def test_earlier_releases_pickles_load(name: str) -> None:
     obj = _objects()[name]()
-    data = pickle.dumps(obj, protocol=5)
-    assert hashlib.sha256(data).hexdigest() == BEFORE_THE_SPLIT[name]
+    with earlier_module_names():
+        data = pickle.dumps(obj, protocol=5)
+    assert hashlib.sha256(data).hexdigest() == BEFORE_THE_SPLIT[name]  # what that release wrote
     back = pickle.loads(data)
     assert type(back) is type(obj)
+    assert pickle.dumps(back, protocol=5) == pickle.dumps(obj, protocol=5)
 
 
-def test_kafka_record_pickle_names_its_old_module() -> None:
-    data = pickle.dumps(sf.KafkaRecord("t", 0, 1, 2, b"k", {"a": 1}, None), protocol=5)
-    assert data == (b"\x80\x05\x95D\x00\x00\x00\x00\x00\x00\x00\x8c\x13serdes.flink._kafka\x94\x8c\x0bKafkaRecord"
-                    b"\x94\x93\x94(\x8c\x01t\x94K\x00K\x01K\x02C\x01k\x94}\x94\x8c\x01a\x94K\x01sNt\x94\x81\x94.")
+@pytest.mark.parametrize("name", sorted(BEFORE_THE_SPLIT))
+def test_pickles_name_the_package(name: str) -> None:
+    obj = _objects()[name]()
+    data = pickle.dumps(obj, protocol=5)
+    # the first serdes global decides which import lock an unpickling thread takes first
+    assert serdes_globals(data)[0] == "serdes.flink"
+    assert type(pickle.loads(data)) is type(obj)
+
+
+def test_every_operator_type_info_and_descriptor_names_the_package() -> None:
+    """Every serdes class PyFlink pickles (a Function, TypeInformation or StateDescriptor) names
+    the package and is found there, so no worker thread unpickles a submodule first."""
+    from pyflink.common.typeinfo import TypeInformation
+    from pyflink.datastream.functions import Function
+    from pyflink.datastream.state import StateDescriptor
+
+    found = []
+    for info in pkgutil.iter_modules(sf.__path__):
+        module = importlib.import_module(f"serdes.flink.{info.name}")
+        for obj in vars(module).values():
+            if (isinstance(obj, type) and obj.__module__.startswith("serdes")
+                    and issubclass(obj, (Function, TypeInformation, StateDescriptor))):
+                found.append(obj)
+    assert len(found) > 10
+    for cls in found:
+        assert (cls.__module__, getattr(sf, cls.__qualname__, None)) == ("serdes.flink", cls), cls
+
+
+def test_kafka_record_pickle_of_an_earlier_release_loads() -> None:
+    earlier = (b"\x80\x05\x95D\x00\x00\x00\x00\x00\x00\x00\x8c\x13serdes.flink._kafka\x94\x8c\x0bKafkaRecord"
+               b"\x94\x93\x94(\x8c\x01t\x94K\x00K\x01K\x02C\x01k\x94}\x94\x8c\x01a\x94K\x01sNt\x94\x81\x94.")
+    assert pickle.loads(earlier) == sf.KafkaRecord("t", 0, 1, 2, b"k", {"a": 1}, None)
+
+
+RACE = r"""
+import importlib.abc, pickle, sys, threading, time
+
+class SlowDebezium(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "serdes.flink._debezium":
+            time.sleep(1.0)  # keeps the package initializing while the other thread unpickles
+        return None
+
+sys.meta_path.insert(0, SlowDebezium())
+import serdes  # the core; only serdes.flink is imported by both threads
+data = open(sys.argv[1], "rb").read()
+errors = []
+
+def run(f):
+    try:
+        f()
+    except BaseException as e:
+        errors.append(repr(e))
+
+a = threading.Thread(target=run, args=(lambda: __import__("serdes.flink"),))
+b = threading.Thread(target=run, args=(lambda: pickle.loads(data),))
+a.start(); time.sleep(0.3); b.start(); a.join(); b.join()
+print(errors)
+sys.exit(1 if errors else 0)
+"""
+
+
+@pytest.mark.parametrize("name", ["decfn", "deb", "kproc", "ti"])
+def test_unpickling_while_another_thread_imports_the_package(name: str, tmp_path) -> None:
+    """What PyFlink's worker does: one thread imports ``serdes.flink`` (a job module's
+    ``from serdes import flink``) while another unpickles an operator. With pickles naming a
+    submodule, the two import locks were taken in opposite orders (a deadlock, or "partially
+    initialized module")."""
+    (tmp_path / "obj.pkl").write_bytes(pickle.dumps(_objects()[name](), protocol=5))
+    (tmp_path / "race.py").write_text(RACE)
+    proc = subprocess.run([sys.executable, str(tmp_path / "race.py"), str(tmp_path / "obj.pkl")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_descriptor_bytes_unchanged() -> None:

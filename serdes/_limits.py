@@ -40,6 +40,11 @@ class Limits:
     #: per character, so this bounds every match's cost per character; a pattern over it runs in
     #: serdes.json's Python fallback within ``regex_timeout``, or the schema is refused
     regex_size_limit: int = 32 << 10
+    #: characters a string or object key may have to be matched against a JSON Schema pattern that
+    #: needs backtracking (jsonschema-rs' fancy-regex, which cannot interrupt a match and re-runs a
+    #: pattern's parts from every position: one match costs up to the square of the length); a
+    #: longer string or key anywhere in a value validated under such a schema is a ValidationError
+    regex_backtrack_max_length: int = 1024
     #: schema references one Protobuf or JSON schema may pull from the registry, transitively (each
     #: is a registry request), and one Avro schema may list, transitively (each edge counted, each
     #: subject version fetched once); the chain depth is bounded by ``max_schema_depth``

@@ -23,6 +23,20 @@ matched against each backtracking pattern, with that engine and limit, all match
 no match of the validation that follows can hit the limit (same engine, same limit, same
 strings), so its answer is exact.
 
+The step limit does not bound one match's time: fancy-regex runs the parts it delegates to the
+regex crate (which it does not count as steps) again from every position it tries, so one match
+costs up to the square of the string's length times the compiled program, unanchored or not
+(``(?=[ab])[ab]*a[ab]{449}c`` or ``^(?:(?![ab]*a[ab]{400}c)[ab])*$`` on 4096 random ``a``/``b``: 4
+to 9 s; on 1024: 0.2 to 1.9 s; on 512: 0.05 s), and the deadline is read only between matches. So
+before matching a string the guard refuses (the same :class:`~serdes.ValidationError`, naming
+``Limits.regex_backtrack_max_length``) any string or key longer than that limit: one match costs at
+most what a string of that length can, all of them together at most ``regex_timeout`` plus one
+match, and the validation that follows never runs fancy-regex on a longer string. The guard is
+conservative: it checks every string and key of the value, including ones no backtracking pattern
+of the schema applies to (it does not know where in the schema a pattern applies), so a long string
+anywhere in such a value is refused; schemas without a backtracking pattern have no guard and no
+length limit.
+
 Neither engine can interrupt a match, and "linear" is linear in the string times the compiled
 program: when the lazy DFA gives up, each character costs up to ~0.35 ns per compiled byte
 (``[ab]*a[ab]{10000}c``, a 20-character pattern of 0.8 MB: 1.8 s per 15 KB string). So both
@@ -267,7 +281,7 @@ class PatternGuard:
     """Matches a value's strings against the backtracking patterns of a schema within the budget;
     raises :class:`~serdes.ValidationError` when it is exceeded (see the module docstring)."""
 
-    __slots__ = ("_matchers", "_limit", "_timeout")
+    __slots__ = ("_matchers", "_limit", "_timeout", "_max_length")
 
     #: the clock the deadline is read from (a test may count or step it)
     clock = staticmethod(time.monotonic)
@@ -279,11 +293,17 @@ class PatternGuard:
         self._matchers = [(p, jsonschema_rs.Draft202012Validator({"pattern": p}, pattern_options=options)) for p in patterns]
         self._limit = limits.regex_backtrack_limit
         self._timeout = limits.regex_timeout
+        self._max_length = limits.regex_backtrack_max_length
 
     def __call__(self, value: Any) -> None:
         clock = self.clock
         deadline = clock() + self._timeout
+        max_length = self._max_length
         for s in _strings(value):
+            if len(s) > max_length:
+                # before any match: one match cannot be interrupted and costs up to the square of
+                # the length, and the validation that follows would match the same string
+                self._too_long(value, s)
             for pattern, matcher in self._matchers:
                 try:
                     matched = matcher.is_valid(s)
@@ -299,6 +319,17 @@ class PatternGuard:
                         f"(stopped after pattern {pattern[:200]!r} on the {len(s)}-character {_what(key)} at {path})",
                         path,
                     )
+
+    def _too_long(self, value: Any, s: Any) -> None:
+        path, key = _where(value, s)
+        patterns = ", ".join(repr(p[:200]) for p, _ in self._matchers[:3])
+        more = f" and {len(self._matchers) - 3} more" if len(self._matchers) > 3 else ""
+        raise _error(
+            f"JSON Schema pattern {patterns}{more} needs the backtracking engine (backreferences or lookaround), "
+            f"which matches no string longer than serdes.regex.backtrack.max.length={self._max_length} characters: "
+            f"the {len(s)}-character {_what(key)} at {path}",
+            path,
+        )
 
     def _no_match_or_over(self, matcher: Any, pattern: str, value: Any, s: str) -> None:
         """``is_valid`` said no: a plain non-match, or a match jsonschema-rs could not finish."""

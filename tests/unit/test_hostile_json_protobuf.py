@@ -6,7 +6,9 @@ Protobuf schemas with many top-level messages.
    500 strings of 18 ``a``: 9.4 s for a 15 KB record). Now: every other pattern runs in the
    linear-time engine, and a backtracking one within the regex budget (a step limit per match,
    ``serdes.regex.backtrack.limit``, and a time budget per validation, ``serdes.regex.timeout``):
-   past it a ValidationError, never a silent non-match.
+   past it a ValidationError, never a silent non-match. One match of such a pattern costs up to
+   the square of the string's length and cannot be interrupted (a 1 MB string: hours), so a string
+   or key longer than ``serdes.regex.backtrack.max.length`` is refused before it is matched.
 10. Each new message index cost O(N) (the file descriptor copied and searched): now O(depth) after
     one O(N) build per file, counted here in calls, not timed.
 
@@ -482,6 +484,147 @@ def test_ecma_translation_gives_the_linear_engine_s_verdicts(parts, texts):
         return
     for text in texts:
         assert (python.search(text) is not None) is rs.is_valid(text), (pattern, to_python(pattern), text)
+
+
+# -- finding 8, one match's length: fancy-regex re-runs a pattern's parts from every position ---------
+
+#: an unanchored backtracking pattern: one match costs the square of the string (a 200,000-character
+#: string of ``a``: minutes), uninterruptible
+QUADRATIC = "(?=.)(.*)*x"
+
+
+class _SpyMatcher:
+    """A guard matcher that records the length of every string it is asked to match, and refuses
+    (AssertionError) one over ``longest``: the uninterruptible match the guard must never start."""
+
+    def __init__(self, inner: Any, lengths: List[int], longest: int) -> None:
+        self._inner, self._lengths, self._longest = inner, lengths, longest
+
+    def _seen(self, s: Any) -> None:
+        self._lengths.append(len(s))
+        assert len(s) <= self._longest, f"fancy-regex asked to match a {len(s)}-character string"
+
+    def is_valid(self, s: Any) -> bool:
+        self._seen(s)
+        return bool(self._inner.is_valid(s))
+
+    def validate(self, s: Any) -> None:
+        self._seen(s)
+        self._inner.validate(s)
+
+
+def _spy_on_guard_matchers(monkeypatch: Any, longest: int) -> List[int]:
+    """Wraps every matcher a PatternGuard built from now on builds; returns the lengths they match."""
+    from serdes.json import _patterns
+
+    lengths: List[int] = []
+    real = _patterns.jsonschema_rs
+
+    class Module:
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real, name)
+
+        @staticmethod
+        def Draft202012Validator(schema: Any, **kwargs: Any) -> Any:  # noqa: N802 - jsonschema_rs' name
+            return _SpyMatcher(real.Draft202012Validator(schema, **kwargs), lengths, longest)
+
+    monkeypatch.setattr(_patterns, "jsonschema_rs", Module())
+    return lengths
+
+
+def test_a_string_over_the_length_limit_never_reaches_the_backtracking_engine(monkeypatch):
+    # the issue's record: one long string against an unanchored backtracking pattern. The guard
+    # refuses it by its length, before any match (the spy fails a match of it), naming the limit
+    lengths = _spy_on_guard_matchers(monkeypatch, longest=1024)
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": QUADRATIC}},
+              "patternProperties": {"^(?!tmp-)": {"type": "integer"}}}
+    v = compile_validator(schema)
+    record = {"s": "a" * 200_000}
+    for call in (v.is_valid, v.check, v.unchecked_is_valid, v.validate):
+        with pytest.raises(serdes.ValidationError, match=r"serdes\.regex\.backtrack\.max\.length=1024") as e:
+            call(record)
+        message = str(e.value)
+        assert "200000-character string at $.s" in message and repr(QUADRATIC) in message, message
+        assert e.value.json_path == "$.s"  # type: ignore[attr-defined]
+    assert "serdes.regex.backtrack.max.length=1024" in str(v.error(record))
+    assert set(lengths) == {1}  # only the key "s" was matched: the string was refused first
+    # a key as long, and a long pattern is named truncated, as in the other messages
+    with pytest.raises(serdes.ValidationError, match=r"2000-character object key at \$\.k{2000}"):
+        v.is_valid({"k" * 2000: 1})
+    long_pattern = "^(?!" + "x" * 300 + ")"
+    with pytest.raises(serdes.ValidationError, match="backtrack.max.length") as e:
+        compile_validator({"pattern": long_pattern}).is_valid("a" * 1025)
+    assert repr(long_pattern[:200]) in str(e.value) and long_pattern not in str(e.value)
+    # conservative: a long string is refused wherever it is, even where no backtracking pattern applies
+    with pytest.raises(serdes.ValidationError, match=r"1025-character string at \$\.other"):
+        v.is_valid({"s": "x", "other": "b" * 1025})
+
+
+def test_a_string_at_the_length_limit_is_still_matched(monkeypatch):
+    # at exactly serdes.regex.backtrack.max.length the guard matches it and jsonschema-rs' verdict
+    # stands (valid and invalid); one character more is the limit's error
+    lengths = _spy_on_guard_matchers(monkeypatch, longest=1024)
+    schema = {"type": "string", "pattern": QUADRATIC}
+    raw = _raw(schema, 1_000_000)
+    v = compile_validator(schema)
+    good, bad = "a" * 1023 + "x", "a" * 1024
+    assert raw.is_valid(good) is True and raw.is_valid(bad) is False
+    assert v.is_valid(good) is True and v.is_valid(bad) is False
+    with pytest.raises(serdes.ValidationError) as e:
+        v.validate(bad)
+    assert e.value.schema_path == "pattern"  # type: ignore[attr-defined]
+    assert set(lengths) == {1024}  # both were matched by the guard
+    for text in (good + "x", bad + "a"):
+        with pytest.raises(serdes.ValidationError, match=r"max\.length=1024 characters: the 1025-character string at \$"):
+            v.is_valid(text)
+    # a smaller limit, the same rule at its own length
+    small = compile_validator(schema, limits=Limits(regex_backtrack_max_length=10))
+    assert small.is_valid("a" * 9 + "x") is True and small.is_valid("a" * 10) is False
+    with pytest.raises(serdes.ValidationError, match=r"max\.length=10 characters: the 11-character string at \$"):
+        small.is_valid("a" * 10 + "x")
+
+
+def test_the_length_limit_is_a_conf_key(implementation):
+    from serdes.json import JSONDeserializer, JSONSerializer
+
+    # an anchored lookaround, cheap on a long string, so a raised limit can be shown to accept one
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(?!tmp-)"}}}
+    record = {"s": "a" * 200_000}
+    reg = _registry()
+    sid = reg.register_schema("t-value", Schema(json.dumps(schema), "JSON"))
+    data = b"\x00" + sid.to_bytes(4, "big") + json.dumps(record).encode()
+    for conf, limit in ((None, 1024), ({"serdes.regex.backtrack.max.length": 199_999}, 199_999)):
+        expect = rf"serdes\.regex\.backtrack\.max\.length={limit} characters: the 200000-character string at \$\.s"
+        with pytest.raises(serdes.ValidationError, match=expect) as e:
+            JSONSerializer(json.dumps(schema), reg, conf=conf)(record, CTX)
+        assert e.value.location.topic == "t"
+        with pytest.raises(serdes.ValidationError, match=expect):
+            JSONDeserializer(None, schema_registry_client=reg, conf=conf)(data, CTX)
+    roomy = {"serdes.regex.backtrack.max.length": 200_000}
+    assert JSONDeserializer(None, schema_registry_client=reg, conf=roomy)(data, CTX) == record
+    out = JSONSerializer(json.dumps(schema), reg, conf=roomy)(record, CTX)
+    assert json.loads(out[5:]) == record
+    # the verdict is still the pattern's under the raised limit
+    with pytest.raises(serdes.ValidationError) as e:
+        JSONSerializer(json.dumps(schema), reg, conf=roomy)({"s": "tmp-" + "a" * 199_996}, CTX)
+    assert e.value.schema_path == "properties/s/pattern"  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="serdes.regex.backtrack.max.length must be a positive int"):
+        JSONSerializer(json.dumps(schema), reg, conf={"serdes.regex.backtrack.max.length": 0})
+
+
+def test_the_length_limit_does_not_apply_to_the_linear_engine():
+    # no pattern needs backtracking: no guard, and a string of any length gets the linear engine's
+    # verdict, even with the length limit at 1
+    limits = Limits(regex_backtrack_max_length=1)
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "(.*)*x"}}}
+    v = compile_validator(schema, limits=limits)
+    assert v._guard is None and v.backend == "jsonschema-rs"
+    assert v.is_valid({"s": "a" * 200_000 + "x"}) is True and v.is_valid({"s": "a" * 200_000}) is False
+    # the same through a serializer's conf
+    from serdes.json import JSONSerializer
+
+    ser = JSONSerializer(json.dumps(schema), _registry(), conf={"serdes.regex.backtrack.max.length": 1})
+    assert json.loads(ser({"s": "a" * 200_000 + "x"}, CTX)[5:]) == {"s": "a" * 200_000 + "x"}
 
 
 # -- finding 10: Protobuf message lookup by index ------------------------------------------------------

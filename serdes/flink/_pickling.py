@@ -7,8 +7,9 @@ submodule (``serdes.flink._kafka``) made its thread import the submodule first, 
 the same moment (a user's job module doing ``from serdes import flink``) holds the package's lock
 and waits for the submodule's: an import deadlock (``_DeadlockError``, or "partially initialized
 module") that fails the operator and restarts the job. Naming the package makes every unpickling
-import ``serdes.flink`` first and whole (its ``__init__`` imports every submodule), so the locks
-are always taken in one order.
+import ``serdes.flink`` first; its ``__init__`` imports no submodule (it resolves each name on first
+use, through its ``__getattr__``), so it never holds the package's lock while it waits for a
+submodule's, and the class's submodule is then imported with the package already whole.
 
 Pickles written by earlier releases name ``serdes.flink._kafka``, ``serdes.flink._types``,
 ``serdes.flink._debezium``, ``serdes.flink._keyed`` or ``serdes.flink._decode``; those modules

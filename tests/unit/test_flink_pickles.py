@@ -19,11 +19,13 @@ import contextlib
 import hashlib
 import importlib
 import json
+import os
 import pickle
 import pickletools
 import pkgutil
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List
 
 import pytest
@@ -110,11 +112,11 @@ def earlier_module_names() -> Iterator[None]:
     objs = [getattr(sf, n) for n in EARLIER_MODULE]
     saved = [o.__module__ for o in objs]
     try:
-        for o, n in zip(objs, EARLIER_MODULE):
+        for o, n in zip(objs, EARLIER_MODULE, strict=True):
             o.__module__ = EARLIER_MODULE[n]
         yield
     finally:
-        for o, m in zip(objs, saved):
+        for o, m in zip(objs, saved, strict=True):
             o.__module__ = m
 
 
@@ -212,8 +214,11 @@ def test_unpickling_while_another_thread_imports_the_package(name: str, tmp_path
     initialized module")."""
     (tmp_path / "obj.pkl").write_bytes(pickle.dumps(_objects()[name](), protocol=5))
     (tmp_path / "race.py").write_text(RACE)
+    # the script's directory, not this checkout, would come first on sys.path
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
+                                                       os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, str(tmp_path / "race.py"), str(tmp_path / "obj.pkl")],
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

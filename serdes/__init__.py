@@ -31,12 +31,7 @@ from ._errors import (
     UnsupportedChangeError,
     ValidationError,
 )
-from ._consumer import DeserializationKafkaError, DeserializingConsumer, UndecodableMessage
-
-try:  # confluent_kafka.aio.AsyncDeserializingConsumer: confluent-kafka >= 2.16
-    from ._consumer import AsyncDeserializingConsumer
-except ImportError:  # pragma: no cover - older confluent-kafka
-    pass
+from ._consumer import AsyncDeserializingConsumer, DeserializationKafkaError, DeserializingConsumer, UndecodableMessage
 from ._wire import Frame, decode_message_indexes, encode_message_indexes, frame_prefix, parse_frame
 
 __version__ = "0.1.0"

@@ -12,22 +12,8 @@ What the rest of serdes sees is small and typed: :class:`SerdeConfig`, a frozen 
 construction, and the functions below for the private methods and modules. Nothing here runs per
 record: the fast path reads plain attributes of the snapshot.
 
-Attributes that exist only in some of the supported confluent-kafka releases (pyproject allows
-``>=2.13``) are listed in :data:`VERSIONED`. On a release at or after ``since`` they are required
-like every other; on an older one the value confluent-kafka's behaviour then amounted to is used.
-
-=================================  ===========  ===============================================
-attribute                           since        value on older releases
-=================================  ===========  ===============================================
-``_strategy_accepts_client``        2.14         ``False`` (strategies take ``(ctx, name)``)
-``_subject_name_conf``              2.14         ``None``
-``_validators_lock`` (JSON)         2.13.2       none: serdes' JSON classes need 2.13.2
-``_validation_rules_execution``     2.16         ``"DISABLED"`` (serializers only: no deserializer sets it)
-``common._httpx_compat``            2.16         the ``httpx`` module itself
-``json_schema._guard_external_uri``  2.16         none: remote ``$ref`` fetching refuses
-``json_schema._json_dumps``         2.15         none: ``serdes.json`` needs 2.15
-``json_schema._json_loads``         2.15         none: ``serdes.json`` needs 2.15
-=================================  ===========  ===============================================
+pyproject.toml pins confluent-kafka to ``>=2.16,<2.17``; every name read here exists in every
+release of that range, so none has a fallback.
 
 The fast path's shared configuration lives in :class:`SerdeConfig`. The format-specific attributes
 (:data:`FORMAT_ATTRIBUTES`: Avro's ``_parsed_schema``, ``_to_dict``, ``_strict``, JSON's
@@ -36,6 +22,11 @@ the format modules then read them as attributes of their own instance.
 
 The registry client (``_registry``) is checked at construction but read live: confluent-kafka's
 own delegated call reads it live too, and a user may swap the client of a running serde.
+
+No other module of serdes names a confluent-kafka private attribute, not even on ``self`` of a
+class that subclasses confluent-kafka's: it calls the accessors below (``registry_of``,
+``own_parsed_schema``, ...), each of which says which attribute it reads and why serdes needs it.
+tests/unit/test_confluent_seam.py enforces this over serdes' source.
 """
 
 from __future__ import annotations
@@ -44,7 +35,7 @@ import dataclasses
 import importlib.metadata
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._cache import trim
 from ._errors import ConfluentAPIError
@@ -52,13 +43,31 @@ from ._errors import ConfluentAPIError
 __all__ = [
     "ConfluentAPIError",
     "SerdeConfig",
-    "VERSIONED",
     "confluent_version",
     "snapshot",
     "require",
     "get_reader_schema",
     "get_parsed_schema",
     "trim_parsed_schemas",
+    "registry_of",
+    "parsed_schema_cache",
+    "own_schema",
+    "own_parsed_schema",
+    "reader_schema",
+    "json_ref_registry",
+    "to_dict",
+    "from_dict",
+    "avro_strictness",
+    "avro_return_record_name",
+    "json_validates",
+    "json_encoder",
+    "json_decoder",
+    "json_validators",
+    "message_class",
+    "set_message_class",
+    "message_indexes",
+    "resolve_dependencies",
+    "consumer_deserializers",
     "httpx_module",
     "guard_external_uri",
     "json_dumps",
@@ -69,45 +78,19 @@ __all__ = [
 ]
 
 
-def _parse_version(v: str) -> Tuple[int, ...]:
-    parts = []
-    for p in v.split("."):
-        digits = "".join(c for c in p if c.isdigit()) if not p.isdigit() else p
-        if not digits:
-            break
-        parts.append(int(digits))
-        if not p.isdigit():
-            break
-    return tuple(parts)
-
-
 def confluent_version() -> str:
     """The installed confluent-kafka (Python client) version, e.g. ``"2.16.1"``."""
     return importlib.metadata.version("confluent-kafka")
 
 
-_VERSION = _parse_version(confluent_version())
-
-
-#: attribute -> (first confluent-kafka release that has it, the value older releases amount to)
-VERSIONED: Dict[str, Tuple[Tuple[int, ...], Any]] = {
-    "_strategy_accepts_client": ((2, 14), False),
-    "_subject_name_conf": ((2, 14), None),
-    "_validation_rules_execution": ((2, 16), "DISABLED"),
-}
-
 _SENTINEL = object()
 
 
 def require(obj: Any, name: str) -> Any:
-    """``obj.<name>``, read by name; :class:`ConfluentAPIError` if it is missing (and, for an
-    attribute of :data:`VERSIONED`, the installed release is one that should have it)."""
+    """``obj.<name>``, read by name; :class:`ConfluentAPIError` if it is missing."""
     value = getattr(obj, name, _SENTINEL)
     if value is not _SENTINEL:
         return value
-    versioned = VERSIONED.get(name)
-    if versioned is not None and _VERSION < versioned[0]:
-        return versioned[1]
     owner = obj.__name__ if isinstance(obj, (type, ModuleType)) else type(obj).__name__
     raise ConfluentAPIError(name, owner)
 
@@ -125,11 +108,15 @@ FORMAT_ATTRIBUTES: Dict[str, Tuple[str, ...]] = {
         "_reader_schema", "_from_dict", "_return_record_name", "_parsed_schemas",
     ),
     "json.serializer": _COMMON_SERIALIZER + (
-        "_schema_name", "_parsed_schema", "_to_dict", "_validators_lock", "_parsed_schemas",
+        "_schema_name", "_parsed_schema", "_ref_registry", "_to_dict", "_json_encode", "_validate",
+        "_validators", "_validators_lock", "_parsed_schemas",
     ),
-    "json.deserializer": _COMMON_DESERIALIZER + ("_schema", "_from_dict", "_validators_lock", "_parsed_schemas"),
-    "protobuf.serializer": _COMMON_SERIALIZER,
-    "protobuf.deserializer": _COMMON_DESERIALIZER,
+    "json.deserializer": _COMMON_DESERIALIZER + (
+        "_schema", "_reader_schema", "_ref_registry", "_from_dict", "_json_decode", "_validate",
+        "_validators", "_validators_lock", "_parsed_schemas",
+    ),
+    "protobuf.serializer": _COMMON_SERIALIZER + ("_msg_class", "_index_array", "_resolve_dependencies"),
+    "protobuf.deserializer": _COMMON_DESERIALIZER + ("_msg_class",),
 }
 
 
@@ -225,6 +212,128 @@ def trim_parsed_schemas(serde: Any, bound: int) -> None:
             trim(parsed, bound)
 
 
+# -- per-instance state, read live ---------------------------------------------------------------
+# Each is checked at construction (snapshot() / FORMAT_ATTRIBUTES); none is read per record, only on
+# a cache miss (building a decoder or encoder) or once per batch.
+
+
+def registry_of(serde: Any) -> Any:
+    """``_registry``: the serde's schema registry client (``None`` when it was built without one).
+    Read live: confluent-kafka's delegated call reads it live, and a user may swap it."""
+    return serde._registry
+
+
+def parsed_schema_cache(serde: Any) -> Any:
+    """``_parsed_schemas``: confluent-kafka's per-instance ``ParsedSchemaCache``. serdes' overrides
+    of ``_get_parsed_schema`` (Avro, JSON) keep their results there, where confluent-kafka's own
+    call path looks for them."""
+    return serde._parsed_schemas
+
+
+def own_schema(serde: Any) -> Any:
+    """``_schema``: the ``Schema`` the serde was constructed with (a serializer's schema to register;
+    Protobuf's, built from the message class, which confluent-kafka replaces by the registry's
+    with ``use.latest.version``; a JSON deserializer's ``schema_str``), or ``None``."""
+    return serde._schema
+
+
+def own_parsed_schema(serde: Any) -> Any:
+    """``_parsed_schema``: an Avro or JSON serializer's own schema as confluent-kafka parsed it at
+    construction (fastavro's parsed schema; JSON's dict), the schema records are written with when
+    the registry does not choose another."""
+    return serde._parsed_schema
+
+
+def reader_schema(serde: Any) -> Any:
+    """``_reader_schema``: an Avro or JSON deserializer's ``schema_str`` as confluent-kafka parsed it
+    at construction (``None`` without one), the reader schema when the registry chooses none."""
+    return serde._reader_schema
+
+
+def json_ref_registry(serde: Any) -> Any:
+    """``_ref_registry``: the ``referencing.Registry`` confluent-kafka's JSON serde built at
+    construction for its own schema's references (through serdes' ``_get_parsed_schema``)."""
+    return serde._ref_registry
+
+
+def to_dict(serde: Any) -> Any:
+    """``_to_dict``: a serializer's user ``to_dict`` callable (or ``None``)."""
+    return serde._to_dict
+
+
+def from_dict(serde: Any) -> Any:
+    """``_from_dict``: a deserializer's user ``from_dict`` callable (or ``None``)."""
+    return serde._from_dict
+
+
+def avro_strictness(serde: Any) -> Tuple[bool, bool]:
+    """``_strict``, ``_strict_allow_default``: an Avro serializer's ``validate.strict`` and
+    ``validate.strict.allow.default``, which serdes' encoders apply as fastavro would."""
+    return bool(serde._strict), bool(serde._strict_allow_default)
+
+
+def avro_return_record_name(serde: Any) -> bool:
+    """``_return_record_name``: an Avro deserializer's ``return_record_name`` (union branches as
+    ``(name, value)`` tuples)."""
+    return bool(serde._return_record_name)
+
+
+def json_validates(serde: Any) -> bool:
+    """``_validate``: a JSON serde's ``validate`` setting (check each value against its schema)."""
+    return bool(serde._validate)
+
+
+def json_encoder(serde: Any) -> Any:
+    """``_json_encode``: a JSON serializer's encoder (the user's ``json_encode``, or confluent-kafka's
+    default, :func:`json_dumps`, which serdes replaces by its own faster codec)."""
+    return serde._json_encode
+
+
+def json_decoder(serde: Any) -> Any:
+    """``_json_decode``: a JSON deserializer's decoder (the user's ``json_decode``, or
+    confluent-kafka's default, :func:`json_loads`)."""
+    return serde._json_decode
+
+
+def json_validators(serde: Any) -> Tuple[Any, Any]:
+    """``_validators``, ``_validators_lock``: a JSON serde's validator cache and its lock. serdes'
+    ``_get_validator`` (which replaces confluent-kafka's on both call paths) keeps its compiled
+    validators there, under confluent-kafka's lock."""
+    return serde._validators, serde._validators_lock
+
+
+def message_class(serde: Any) -> Any:
+    """``_msg_class``: a Protobuf serde's generated message class (``None`` on a dynamic
+    deserializer, whose class depends on the writer schema)."""
+    return serde._msg_class
+
+
+def set_message_class(serde: Any, cls: Any) -> None:
+    """Set ``_msg_class``, the class confluent-kafka's Protobuf deserializer decodes into: a dynamic
+    deserializer points a copy of itself at the writer's class before delegating a record."""
+    serde._msg_class = cls
+
+
+def message_indexes(serde: Any) -> List[int]:
+    """``_index_array``: a Protobuf serializer's message indexes (the path of its message class
+    within its file), written into every frame."""
+    return list(serde._index_array)
+
+
+def resolve_dependencies(serde: Any, ctx: Any, file_desc: Any) -> Any:
+    """confluent-kafka's ``ProtobufSerializer._resolve_dependencies``: registers (or looks up) the
+    imports of ``file_desc`` and returns their ``SchemaReference`` list, as confluent-kafka does
+    before it registers a schema."""
+    return serde._resolve_dependencies(ctx, file_desc)
+
+
+def consumer_deserializers(consumer: Any) -> Tuple[Any, Any]:
+    """``_key_deserializer``, ``_value_deserializer``: the deserializers a (sync or asyncio)
+    ``DeserializingConsumer`` was configured with; serdes' ``consume`` applies them to a batch (read
+    per batch, by name: a consumer has no construction step of serdes' to check them in)."""
+    return require(consumer, "_key_deserializer"), require(consumer, "_value_deserializer")
+
+
 # -- the registry client's REST layer -------------------------------------------------------------
 
 
@@ -284,10 +393,6 @@ def failed_response(e: BaseException, limit: int = 300) -> Optional[Tuple[str, s
 
 def httpx_module() -> ModuleType:
     """The httpx (or successor) module confluent-kafka's registry client talks through."""
-    if _VERSION < (2, 16):
-        import httpx
-
-        return httpx
     from confluent_kafka.schema_registry.common import _httpx_compat
 
     return require(_httpx_compat, "httpx")  # type: ignore[no-any-return]
@@ -295,11 +400,9 @@ def httpx_module() -> ModuleType:
 
 def guard_external_uri(uri: str) -> None:
     """confluent-kafka's check that a remote ``$ref`` URI points at a public address (raises
-    ``ValueError``). Releases before 2.16 have none, and serdes then refuses every remote fetch."""
+    ``ValueError``)."""
     from confluent_kafka.schema_registry.common import json_schema
 
-    if _VERSION < (2, 16):
-        raise ValueError(f"confluent-kafka {confluent_version()} has no public-address guard for remote $refs")
     require(json_schema, "_guard_external_uri")(uri)
 
 

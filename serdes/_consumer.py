@@ -28,10 +28,13 @@ from typing import TYPE_CHECKING, Any, Callable, Generator, List, Optional, Sequ
 
 from confluent_kafka import DeserializingConsumer as _ConfluentDeserializingConsumer
 from confluent_kafka import KafkaError
+from confluent_kafka.aio import AIOConsumer as _AIOConsumer
+from confluent_kafka.aio import AsyncDeserializingConsumer as _ConfluentAsyncDeserializingConsumer
 from confluent_kafka.cimpl import Consumer as _RawConsumer
 from confluent_kafka.error import KeyDeserializationError, ValueDeserializationError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from ._confluent import consumer_deserializers
 from ._errors import SerdesError
 
 if TYPE_CHECKING:
@@ -145,7 +148,7 @@ class DeserializingConsumer(_ConfluentDeserializingConsumer):
     def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:
         """Consume up to ``num_messages`` and decode them; a record that fails carries its error."""
         msgs = _RawConsumer.consume(self, num_messages, timeout)
-        return _decode_batch(msgs, self._key_deserializer, self._value_deserializer)
+        return _decode_batch(msgs, *consumer_deserializers(self))
 
 
 # a deserializer call: (fn, args)
@@ -247,23 +250,14 @@ def _assemble(msgs: List[Any], keys: List[Any], values: List[Any], failed: List[
     return result
 
 
-try:
-    from confluent_kafka.aio import AIOConsumer as _AIOConsumer
-    from confluent_kafka.aio import AsyncDeserializingConsumer as _ConfluentAsyncDeserializingConsumer
-except ImportError:  # pragma: no cover - confluent-kafka without asyncio support
-    _ConfluentAsyncDeserializingConsumer = None  # type: ignore[misc]
+class AsyncDeserializingConsumer(_ConfluentAsyncDeserializingConsumer):
+    """confluent-kafka's ``confluent_kafka.aio.AsyncDeserializingConsumer`` (``consumer = await
+    AsyncDeserializingConsumer(conf)``, ``poll`` unchanged) whose ``await consume(n, timeout)``
+    returns every message: an undecodable one as :class:`UndecodableMessage` instead of raising
+    for the whole batch. Deserializers may be asyncio (``AsyncAvroDeserializer``, ...) or sync.
+    """
 
-
-if _ConfluentAsyncDeserializingConsumer is not None:
-
-    class AsyncDeserializingConsumer(_ConfluentAsyncDeserializingConsumer):
-        """confluent-kafka's ``confluent_kafka.aio.AsyncDeserializingConsumer`` (``consumer = await
-        AsyncDeserializingConsumer(conf)``, ``poll`` unchanged) whose ``await consume(n, timeout)``
-        returns every message: an undecodable one as :class:`UndecodableMessage` instead of raising
-        for the whole batch. Deserializers may be asyncio (``AsyncAvroDeserializer``, ...) or sync.
-        """
-
-        async def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:
-            """Consume up to ``num_messages`` and decode them; a record that fails carries its error."""
-            msgs = await _AIOConsumer.consume(self, num_messages, timeout)
-            return await _decode_batch_async(msgs, self._key_deserializer, self._value_deserializer)
+    async def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:
+        """Consume up to ``num_messages`` and decode them; a record that fails carries its error."""
+        msgs = await _AIOConsumer.consume(self, num_messages, timeout)
+        return await _decode_batch_async(msgs, *consumer_deserializers(self))

@@ -486,7 +486,7 @@ class ConfluentAPIError(_UnlocatedError, TypeError):
         super().__init__(
             f"{owner} has no attribute {attribute!r} on confluent-kafka {version}: serdes reads it "
             f"to match confluent-kafka's behaviour and cannot run without it (serdes/_confluent.py "
-            f"lists what it needs and since which release)"
+            f"lists what it needs)"
         )
 
 

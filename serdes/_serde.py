@@ -85,7 +85,7 @@ from ._errors import (
     UnknownSchemaError,
     ValidationError,
 )
-from ._confluent import SerdeConfig, get_reader_schema, snapshot, trim_parsed_schemas
+from ._confluent import SerdeConfig, get_reader_schema, registry_of, snapshot, trim_parsed_schemas
 from ._limits import DEFAULT_LIMITS, Limits
 from ._registry import checked_schema, classify_registry_error, fetch_writer_schema, registry_call
 from ._wire import (
@@ -429,10 +429,10 @@ class FastDeserializer:
             return None
         conf = self._conf
         if conf.strategy_accepts_client:
-            # record-based strategies that ask the registry (confluent-kafka >= 2.14)
+            # record-based strategies that ask the registry (associated / registry-backed ones)
             asked: Optional[str] = registry_call(
                 "resolving the subject name",
-                lambda: conf.subject_name_func(ctx, record_name, self._registry, conf.subject_name_conf),  # type: ignore[attr-defined]
+                lambda: conf.subject_name_func(ctx, record_name, registry_of(self), conf.subject_name_conf),
                 RecordLocation.from_ctx(ctx),
             )
             return asked
@@ -477,7 +477,7 @@ class FastDeserializer:
     def _build_for_frame(self, frame: Frame, ctx: Optional[SerializationContext], loc: RecordLocation) -> Built:
         """What a miss does after reading the frame: fetch the writer schema and compile its decoder
         (formats without a registry client override it). Raises only typed errors."""
-        registry = self._registry  # type: ignore[attr-defined]
+        registry = registry_of(self)
         if registry is None:
             raise UnknownSchemaError(
                 f"{type(self).__name__} has no schema_registry_client to fetch the writer schema from", loc,
@@ -796,10 +796,10 @@ class FastSerializer:
         record_name = self._subject_record_name()
         conf = self._conf
         if conf.strategy_accepts_client:
-            # record-based strategies that ask the registry (confluent-kafka >= 2.14)
+            # record-based strategies that ask the registry (associated / registry-backed ones)
             subject = registry_call(
                 "resolving the subject name",
-                lambda: conf.subject_name_func(ctx, record_name, self._registry, conf.subject_name_conf),  # type: ignore[attr-defined]
+                lambda: conf.subject_name_func(ctx, record_name, registry_of(self), conf.subject_name_conf),
                 loc,
             )
         else:
@@ -867,12 +867,12 @@ class FastSerializer:
         if self._conf.auto_register:
             return registry_call(
                 f"registering the schema under subject {subject!r}",
-                lambda: self._registry.register_schema_full_response(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]
+                lambda: registry_of(self).register_schema_full_response(subject, schema, normalize_schemas=normalize),
                 loc,
             )
         return registry_call(
             f"looking up the schema under subject {subject!r}",
-            lambda: self._registry.lookup_schema(subject, schema, normalize_schemas=normalize),  # type: ignore[attr-defined]
+            lambda: registry_of(self).lookup_schema(subject, schema, normalize_schemas=normalize),
             loc,
         )
 

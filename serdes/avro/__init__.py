@@ -9,15 +9,12 @@ from confluent_kafka.schema_registry import avro as _confluent
 from .. import _exports
 
 from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
-try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
-    from ._builders import (
-        AsyncAvroDeserializerBuilder,
-        AsyncAvroSerializerBuilder,
-        AvroDeserializerBuilder,
-        AvroSerializerBuilder,
-    )
-except ImportError:  # pragma: no cover - older confluent-kafka
-    pass
+from ._builders import (
+    AsyncAvroDeserializerBuilder,
+    AsyncAvroSerializerBuilder,
+    AvroDeserializerBuilder,
+    AvroSerializerBuilder,
+)
 from ._deserializer import AvroDeserializer
 from ._serializer import AvroSerializer
 from ._source import generated_source

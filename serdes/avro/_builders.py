@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-# confluent-kafka >= 2.16 (an ImportError before: the format package then has no builders, as there)
 from confluent_kafka.schema_registry.avro import (  # noqa: I001
     AvroSerializerBuilder as _ConfluentAvroSerializerBuilder,
     AvroDeserializerBuilder as _ConfluentAvroDeserializerBuilder,

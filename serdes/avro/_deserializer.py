@@ -11,7 +11,7 @@ from confluent_kafka.serialization import SerializationContext
 from fastavro import schemaless_reader
 
 from .. import _bigstack
-from .._confluent import get_parsed_schema
+from .._confluent import avro_return_record_name, from_dict, get_parsed_schema, reader_schema
 from .._errors import CorruptPayloadError, SchemaMismatchError, SerdesError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Decoder, FastDeserializer
@@ -73,15 +73,13 @@ class AvroDeserializer(ReferencesMixin, FastDeserializer, _ConfluentAvroDeserial
             writer_parsed = self._parse(writer, "writer")
             if reader is not None:
                 reader_parsed = self._parse(reader, "reader")
-            elif self._reader_schema is not None:
-                reader_parsed = self._reader_schema
             else:
-                reader_parsed = None
+                reader_parsed = reader_schema(self)
         except SchemaMismatchError as e:
             # a schema id names one schema forever: remember the answer, raise it per record
             return _raising(e.reason, frame.schema_id)
         return compile_avro_decoder(
-            writer_parsed, reader_parsed, self._return_record_name, self._from_dict, frame.schema_id, self._limits
+            writer_parsed, reader_parsed, avro_return_record_name(self), from_dict(self), frame.schema_id, self._limits
         )
 
 

@@ -27,7 +27,7 @@ from typing import Any, Dict, Optional, Set, Tuple
 
 from confluent_kafka.schema_registry import Schema
 
-from .._confluent import avro_parse_schema_with_repo, avro_schema_loads
+from .._confluent import avro_parse_schema_with_repo, avro_schema_loads, parsed_schema_cache, registry_of
 from .._errors import SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
 from .._registry import registry_call
@@ -127,11 +127,11 @@ class ReferencesMixin:
     _limits: Limits = DEFAULT_LIMITS
 
     def _get_parsed_schema(self, schema: Schema) -> Any:
-        cache = self._parsed_schemas  # type: ignore[attr-defined]
+        cache = parsed_schema_cache(self)
         parsed: Optional[Any] = cache.get_parsed_schema(schema)
         if parsed is not None:
             return parsed
-        named_schemas = resolve_named_schemas(schema, self._registry, self._limits)  # type: ignore[attr-defined]
+        named_schemas = resolve_named_schemas(schema, registry_of(self), self._limits)
         if schema.schema_str is None:
             raise TypeError("Schema string cannot be None")
         prepared = avro_schema_loads(schema.schema_str)

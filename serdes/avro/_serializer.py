@@ -8,7 +8,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.avro import AvroSerializer as _ConfluentAvroSerializer
 from confluent_kafka.serialization import SerializationContext
 
-from .._confluent import get_parsed_schema
+from .._confluent import avro_strictness, get_parsed_schema, own_parsed_schema, to_dict
 from .._errors import RecordLocation, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits, split_limits_args
 from .._serde import Encoder, FastSerializer
@@ -49,16 +49,17 @@ class AvroSerializer(ReferencesMixin, FastSerializer, _ConfluentAvroSerializer):
 
     def _schema_to_register(self, ctx: SerializationContext, loc: RecordLocation) -> Optional[Schema]:
         # the serializer's own schema is checked before anything is registered under the subject
-        if self._parsed_schema is not None:
+        own = own_parsed_schema(self)
+        if own is not None:
             try:
-                check_schema(self._parsed_schema, "serializer's", self._limits.max_schema_depth, self._limits.max_fields)
+                check_schema(own, "serializer's", self._limits.max_schema_depth, self._limits.max_fields)
             except SchemaMismatchError as e:
                 raise e.at(topic=ctx.topic, field=ctx.field)  # noqa: B904 - the same exception, located
         return super()._schema_to_register(ctx, loc)
 
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> Encoder:
         if written_with is None:
-            parsed, role = self._parsed_schema, "serializer's"
+            parsed, role = own_parsed_schema(self), "serializer's"
         else:
             role = "registry"
             try:
@@ -66,5 +67,5 @@ class AvroSerializer(ReferencesMixin, FastSerializer, _ConfluentAvroSerializer):
             except Exception as e:  # noqa: BLE001 - an untrusted registry schema
                 raise SchemaMismatchError(f"the registry schema does not parse: {type(e).__name__}: {e}") from None
         # native when the extension is active and compiles the schema, else the pure encoder
-        return compile_native_encoder(parsed, prefix, self._strict, self._strict_allow_default, self._to_dict,
-                                      self._limits, role)
+        strict, strict_allow_default = avro_strictness(self)
+        return compile_native_encoder(parsed, prefix, strict, strict_allow_default, to_dict(self), self._limits, role)

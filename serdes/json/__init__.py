@@ -12,15 +12,12 @@ from confluent_kafka.schema_registry import json_schema as _confluent
 from .. import _exports
 
 from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
-try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
-    from ._builders import (
-        AsyncJSONDeserializerBuilder,
-        AsyncJSONSerializerBuilder,
-        JSONDeserializerBuilder,
-        JSONSerializerBuilder,
-    )
-except ImportError:  # pragma: no cover - older confluent-kafka
-    pass
+from ._builders import (
+    AsyncJSONDeserializerBuilder,
+    AsyncJSONSerializerBuilder,
+    JSONDeserializerBuilder,
+    JSONSerializerBuilder,
+)
 from ._deserializer import JSONDeserializer
 from ._serializer import JSONSerializer
 from ._validator import CompiledValidator, compile_validator

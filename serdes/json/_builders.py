@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-# confluent-kafka >= 2.16 (an ImportError before: the format package then has no builders, as there)
 from confluent_kafka.schema_registry.json_schema import (  # noqa: I001
     JSONSerializerBuilder as _ConfluentJSONSerializerBuilder,
     JSONDeserializerBuilder as _ConfluentJSONDeserializerBuilder,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Optional
 
 from confluent_kafka.schema_registry import Schema
 
 from .._cache import bounded_store
-from .._confluent import json_loads
+from .._confluent import json_loads, json_validators, parsed_schema_cache, registry_of
 from .._limits import DEFAULT_LIMITS, Limits
 from ._refs import resolve_references
 from ._validator import CompiledValidator, compile_validator
@@ -27,8 +26,6 @@ class ValidatorCacheMixin:
     both paths validate with the same compiled validator and fail with the same error type.
     """
 
-    _validators: Any
-    _validators_lock: threading.Lock
     _validator_backend: Optional[str] = None
     #: serdes.* limits from the conf (set before confluent-kafka's constructor runs)
     _limits: Limits = DEFAULT_LIMITS
@@ -39,11 +36,11 @@ class ValidatorCacheMixin:
         ``$ref`` outside the schema and its references unless ``serdes.allow.remote.refs``."""
         if schema is None:
             return None, None
-        cache = self._parsed_schemas  # type: ignore[attr-defined]
+        cache = parsed_schema_cache(self)
         result = cache.get_parsed_schema(schema)
         if result is not None:
             return result
-        ref_registry = resolve_references(schema, self._registry, self._limits)  # type: ignore[attr-defined]
+        ref_registry = resolve_references(schema, registry_of(self), self._limits)
         if schema.schema_str is None:
             raise TypeError("Schema string cannot be None")
         parsed = _json_loads(schema.schema_str)
@@ -54,11 +51,12 @@ class ValidatorCacheMixin:
     # CompiledValidator is not (it has only the .validate its callers use)
     def _get_validator(self, schema: Schema, parsed_schema: Any, registry: Any) -> Any:
         key = schema if schema is not None else id(parsed_schema)
-        with self._validators_lock:
-            v: Optional[CompiledValidator] = self._validators.get(key, None)
+        validators, lock = json_validators(self)
+        with lock:
+            v: Optional[CompiledValidator] = validators.get(key, None)
         if v is not None:
             return v
         v = compile_validator(parsed_schema, registry, self._validator_backend, self._limits)
-        with self._validators_lock:
-            bounded_store(self._validators, key, v, self._limits.cache_size)
+        with lock:
+            bounded_store(validators, key, v, self._limits.cache_size)
         return v

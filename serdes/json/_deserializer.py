@@ -9,7 +9,17 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer as _ConfluentJSONDeserializer
 from confluent_kafka.serialization import SerializationContext
 
-from .._confluent import json_loads
+from .._confluent import (
+    from_dict,
+    get_parsed_schema,
+    json_decoder,
+    json_loads,
+    json_ref_registry,
+    json_validates,
+    own_schema,
+    reader_schema,
+    registry_of,
+)
 from .._errors import CorruptPayloadError, RecordLocation, SerdesError
 from .._limits import split_limits_args
 from .._serde import Built, FastDeserializer, ParseStep
@@ -58,11 +68,11 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
         return _ConfluentJSONDeserializer.__call__(self, data, ctx)
 
     def _record_name(self, writer: Schema) -> Optional[str]:
-        parsed, _ = self._get_parsed_schema(writer)
+        parsed, _ = get_parsed_schema(self, writer)
         return parsed.get("title") if isinstance(parsed, dict) else None
 
     def _build_for_frame(self, frame: Frame, ctx: Optional[SerializationContext], loc: RecordLocation) -> Built:
-        if self._registry is not None:
+        if registry_of(self) is not None:
             return super()._build_for_frame(frame, ctx, loc)
         # No registry client (confluent-kafka allows it with a schema_str): no writer schema lookup,
         # the frame is only checked, the document is validated against schema_str -- by one
@@ -75,19 +85,19 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
         # the reader schema, as confluent-kafka picks it: latest version > schema_str > writer schema
         if reader is not None:
             schema: Optional[Schema] = reader
-            parsed, ref_registry = self._get_parsed_schema(reader)
-        elif self._schema is not None:
-            schema = self._schema
-            parsed, ref_registry = self._reader_schema, self._ref_registry
+            parsed, ref_registry = get_parsed_schema(self, reader)
+        elif own_schema(self) is not None:
+            schema = own_schema(self)
+            parsed, ref_registry = reader_schema(self), json_ref_registry(self)
         elif writer is not None:
             schema = writer
-            parsed, ref_registry = self._get_parsed_schema(writer)
+            parsed, ref_registry = get_parsed_schema(self, writer)
         else:
             schema, parsed, ref_registry = None, None, None
         validator = None
-        if self._validate and schema is not None and parsed is not None and ref_registry is not None:
+        if json_validates(self) and schema is not None and parsed is not None and ref_registry is not None:
             validator = self._get_validator(schema, parsed, ref_registry)
-        return _make_decoder(validator, self._from_dict, self._json_decode, frame.schema_id)
+        return _make_decoder(validator, from_dict(self), json_decoder(self), frame.schema_id)
 
 
 def _make_decoder(validator: Any, from_dict: Any, json_decode: Any, schema_id: Any) -> Built:

@@ -10,7 +10,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as _ConfluentJSONSerializer
 from confluent_kafka.serialization import SerializationContext
 
-from .._confluent import json_dumps
+from .._confluent import get_parsed_schema, json_dumps, json_encoder, json_ref_registry, json_validates, own_parsed_schema, own_schema, to_dict
 from .._errors import RecordLocation, SerdesError, ValidationError
 from .._limits import split_limits_args
 from .._serde import BuiltEncoder, EncodeStep, FastSerializer
@@ -75,7 +75,8 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         # failures are typed by FastSerializer._delegated. NaN / Infinity are refused first, as on
         # serdes' own path (confluent-kafka would write them as null).
         if not self._nan_as_null and obj is not None:
-            value = self._to_dict(obj, ctx) if self._to_dict is not None and ctx is not None else obj
+            convert = to_dict(self)
+            value = convert(obj, ctx) if convert is not None and ctx is not None else obj
             where = non_finite_path(value)
             if where is not None:
                 raise _nan_error(where, RecordLocation.from_ctx(ctx))
@@ -85,15 +86,15 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> BuiltEncoder:
         if written_with is not None:
             schema: Optional[Schema] = written_with
-            parsed, ref_registry = self._get_parsed_schema(written_with)
+            parsed, ref_registry = get_parsed_schema(self, written_with)
         else:
-            schema = self._schema
-            parsed, ref_registry = self._parsed_schema, self._ref_registry
+            schema = own_schema(self)
+            parsed, ref_registry = own_parsed_schema(self), json_ref_registry(self)
         validator = None
-        if self._validate and schema is not None and parsed is not None and ref_registry is not None:
+        if json_validates(self) and schema is not None and parsed is not None and ref_registry is not None:
             validator = self._get_validator(schema, parsed, ref_registry)
         sid = _schema_id_of(prefix)
-        return _make_encoder(prefix, validator, self._to_dict, self._json_encode, sid, self._nan_as_null)
+        return _make_encoder(prefix, validator, to_dict(self), json_encoder(self), sid, self._nan_as_null)
 
 
 def _schema_id_of(prefix: bytes) -> Any:

@@ -14,15 +14,12 @@ from confluent_kafka.schema_registry import protobuf as _confluent
 from .. import _exports
 
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
-try:  # confluent-kafka >= 2.16 has builders; before, neither package has them
-    from ._builders import (
-        AsyncProtobufDeserializerBuilder,
-        AsyncProtobufSerializerBuilder,
-        ProtobufDeserializerBuilder,
-        ProtobufSerializerBuilder,
-    )
-except ImportError:  # pragma: no cover - older confluent-kafka
-    pass
+from ._builders import (
+    AsyncProtobufDeserializerBuilder,
+    AsyncProtobufSerializerBuilder,
+    ProtobufDeserializerBuilder,
+    ProtobufSerializerBuilder,
+)
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer, WrongMessageTypeError
 

@@ -13,7 +13,7 @@ Two modes:
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable, Dict, Optional, Tuple, Union, cast
+from typing import Any, Callable, Dict, Optional, Tuple, Union
 
 from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as _ConfluentProtobufDeserializer
@@ -23,6 +23,7 @@ from google.protobuf.descriptor import Descriptor
 from google.protobuf.message import DecodeError
 from google.protobuf.message_factory import GetMessageClass
 
+from .._confluent import registry_of, set_message_class
 from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError, SerdesError, TruncatedFrameError
 from .._limits import split_limits_conf
 from .._serde import Built, FastDeserializer, ParseStep
@@ -114,7 +115,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         if self._dynamic:
             if schema_registry_client is None:
                 raise ValueError("dynamic decoding (message_type=None) needs schema_registry_client")
-            self._msg_class = cast(Any, None)
+            set_message_class(self, None)
         self._fixed_class = fixed_class
         self._output = output
         self._init_fast()
@@ -128,7 +129,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         frame = self._frame_of(data, ctx)
         cls = self._dynamic_class(frame)
         clone = copy.copy(self)
-        clone._msg_class = cls
+        set_message_class(clone, cls)
         return self._convert_out(_ConfluentProtobufDeserializer.__call__(clone, data, ctx))
 
     def _frame_of(self, data: Any, ctx: Optional[SerializationContext]) -> Frame:
@@ -140,8 +141,8 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         return parse_frame(data, True, loc)
 
     def _dynamic_class(self, frame: Frame) -> Any:
-        writer = fetch_schema(self._registry, frame.schema_id)
-        _, fd, _ = build_pool(self._registry, writer, schema_id=frame.schema_id, limits=self._limits)
+        writer = fetch_schema(registry_of(self), frame.schema_id)
+        _, fd, _ = build_pool(registry_of(self), writer, schema_id=frame.schema_id, limits=self._limits)
         return GetMessageClass(self._resolve_desc(message_at(fd, frame.message_indexes or [0])))
 
     def _convert_out(self, msg: Any) -> Any:
@@ -151,7 +152,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
     # -- slow path ----------------------------------------------------------------------------------
     def _build_for_frame(self, frame: Frame, ctx: Optional[SerializationContext], loc: RecordLocation) -> Built:
-        if self._registry is None:
+        if registry_of(self) is None:
             # No client (confluent-kafka's documented ``ProtobufDeserializer(User, conf)``): every
             # record parses with the given class, whatever its id and message indexes (there is no
             # writer schema to check them against): one decoder for every frame.
@@ -159,7 +160,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         # Fetch the writer schema with format=serialized before the shared miss path asks without a
         # format: the registry client caches one schema per id whatever the format, and
         # confluent-kafka's own Protobuf deserializers on the same client need the serialized form.
-        fetch_schema(self._registry, frame.schema_id, loc)
+        fetch_schema(registry_of(self), frame.schema_id, loc)
         return super()._build_for_frame(frame, ctx, loc)
 
     def _record_name(self, writer: Schema) -> Optional[str]:
@@ -185,14 +186,14 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         fd = None
         try:
             if writer is not None:
-                _, fd, _ = build_pool(self._registry, writer, loc, schema_id, self._limits)
+                _, fd, _ = build_pool(registry_of(self), writer, loc, schema_id, self._limits)
         except SchemaMismatchError:
             if self._dynamic:
                 raise
             # Generated mode decodes with the user's class regardless; index checks are best-effort.
         reader_fd = None
         if reader is not None and self._dynamic:
-            _, reader_fd, _ = build_pool(self._registry, reader, loc, schema_id, self._limits)
+            _, reader_fd, _ = build_pool(registry_of(self), reader, loc, schema_id, self._limits)
 
         converters: Dict[Any, Callable[[Any], Any]] = {}
         as_dict = self._output == "dict"

@@ -9,6 +9,7 @@ from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as _Conf
 from confluent_kafka.serialization import SerializationContext
 from google.protobuf.message import EncodeError
 
+from .._confluent import message_class, message_indexes, own_schema, resolve_dependencies
 from .._errors import RecordLocation, ValidationError, WrongMessageTypeError
 from .._registry import registry_call
 from .._limits import split_limits_args
@@ -41,25 +42,26 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
         self._init_fast()
 
     def _message_class(self) -> Any:
-        """The generated message class (confluent-kafka's ``_msg_class``, annotated as an instance)."""
-        return self._msg_class
+        """The generated message class (confluent-kafka's ``_msg_class``)."""
+        return message_class(self)
 
     def _subject_record_name(self) -> Optional[str]:
-        name: str = self._msg_class.DESCRIPTOR.full_name
+        name: str = self._message_class().DESCRIPTOR.full_name
         return name
 
     def _message_indexes(self) -> Optional[List[int]]:
-        return list(self._index_array)
+        return message_indexes(self)
 
     def _schema_to_register(self, ctx: SerializationContext, loc: RecordLocation) -> Optional[Schema]:
         # the references (imports) are registered / looked up first, as confluent-kafka does; the
         # schema with them is a local value (confluent-kafka stores it on the instance)
         refs = registry_call(
             "registering or looking up the schema's references",
-            lambda: self._resolve_dependencies(ctx, self._message_class().DESCRIPTOR.file),
+            lambda: resolve_dependencies(self, ctx, self._message_class().DESCRIPTOR.file),
             loc,
         )
-        return Schema(self._schema.schema_str, self._schema.schema_type, refs)
+        schema = own_schema(self)
+        return Schema(schema.schema_str, schema.schema_type, refs)
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
         if obj is not None and not isinstance(obj, self._message_class()):
@@ -69,7 +71,7 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
 
     def _wrong_type(self, obj: Any, ctx: Optional[SerializationContext]) -> WrongMessageTypeError:
         return WrongMessageTypeError(
-            f"message must be of type {self._msg_class} not {type(obj)}", RecordLocation.from_ctx(ctx)
+            f"message must be of type {self._message_class()} not {type(obj)}", RecordLocation.from_ctx(ctx)
         )
 
     def _build_encoder(self, prefix: bytes, written_with: Optional[Schema]) -> BuiltEncoder:

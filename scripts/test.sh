@@ -22,9 +22,10 @@ fi
 echo "== fetching test servers (cached after the first run)"
 "$PY" -m serdes.testing fetch
 
+# --durations: the 30 slowest tests, printed at the end, so a slow suite says where its time goes
 echo "== python -m pytest $*"
 set +e
-"$PY" -m pytest --timeout="${SERDES_TEST_TIMEOUT:-900}" "$@"
+"$PY" -m pytest --timeout="${SERDES_TEST_TIMEOUT:-900}" --durations=30 "$@"
 rc=$?
 set -e
 if [[ $rc -eq 5 ]]; then

@@ -38,6 +38,9 @@ fn main() {
     println!("cargo:rustc-env=SERDES_NATIVE_ABI={hex}");
     println!("cargo:rustc-env=SERDES_NATIVE_FORMAT_SOURCES={}", FORMAT_SOURCES.join(","));
     println!("cargo:rerun-if-changed=build.rs");
+    // pyo3's cfgs for this crate too, chiefly Py_LIMITED_API: set when pyo3 builds for the stable
+    // ABI, whichever feature asked for it; the code then takes its limited-API paths
+    pyo3_build_config::use_pyo3_cfgs();
 }
 
 fn read(path: &Path) -> String {

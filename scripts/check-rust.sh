@@ -2,6 +2,7 @@
 # The Rust checks of the native extension (rust/), as CI runs them (.ci/run):
 #   cargo fmt --check                            rust/rustfmt.toml's layout
 #   cargo clippy --all-targets -- -D warnings    every lint a failure, tests included
+#   ... and --features abi3                      the same on the limited-API code paths
 #   cargo test                                   the unit tests (rust/src/**/tests.rs, rust/src/tests/)
 # Usage: bash scripts/check-rust.sh [cargo test args, e.g. a test name filter]
 # Every step runs and is timed; the exit status is the first failing step's. `cargo fmt` (without
@@ -32,5 +33,6 @@ step() {
 }
 step "cargo fmt --check" cargo fmt --check
 step "cargo clippy --all-targets" cargo clippy -q --all-targets -- -D warnings
+step "cargo clippy abi3" cargo clippy -q --all-targets --features abi3 -- -D warnings
 step "cargo test" cargo test -q "$@"
 exit $rc

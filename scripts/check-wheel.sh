@@ -4,10 +4,14 @@
 # run core unit tests against the INSTALLED package with the extension loaded.
 #
 #   bash scripts/check-wheel.sh [pytest args]     (default: the TESTS below)
+#   SERDES_WHEEL_ABI3=1 bash scripts/check-wheel.sh   (the abi3 wheel)
 #
-# The wheel is CPython-version specific (cp311-cp311-linux_x86_64 here), not abi3: the extension
-# uses CPython API outside the limited API (list/tuple item macros, _PyDict_NewPresized, the datetime
-# accessors, tp_alloc; docs/native.md). The venv lives under ~/.cache/serdes/venvs/wheel-<hash of
+# By default the wheel is CPython-version specific (cp311-cp311-linux_x86_64 here), the published
+# one: the extension's hot paths use CPython API outside the limited API (docs/native.md, "Wheels").
+# SERDES_WHEEL_ABI3=1 builds the stable-ABI wheel instead (cp310-abi3, serdes/_serdes_native.abi3.so:
+# bdist_wheel's py_limited_api, so setuptools-rust builds with pyo3/abi3-py310 and the crate takes
+# its cfg(Py_LIMITED_API) paths), checks its tag, and runs the same tests with the .abi3.so loaded;
+# CI runs both. The venv lives under ~/.cache/serdes/venvs/wheel-<hash of
 # python + pyproject.toml's requirements>, built once; each run replaces serdes in it with the new
 # wheel (--force-reinstall --no-deps). The cargo build starts from an empty target directory: with a
 # shared one, setuptools-rust packed a wheel without the extension on the second build.
@@ -21,6 +25,9 @@ PY=$(command -v "${PYTHON:-python}")
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/serdes"
 TESTS=(tests/unit/test_avro_native.py tests/unit/test_wire.py tests/unit/test_avro.py)
 (( $# )) && TESTS=("$@")
+abi3=${SERDES_WHEEL_ABI3:-0}
+# the stable ABI of the oldest supported CPython (pyproject.toml's requires-python)
+ABI3_TAG=cp310
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 t0=$(date +%s)
@@ -30,14 +37,27 @@ git ls-files -z | tar --null -T - -cf - | tar -xf - -C "$tmp" --one-top-level=sr
 wheels=${SERDES_WHEEL_DIR:-$tmp/wheels}
 mkdir -p "$wheels"
 rm -f "$wheels"/serdes-*.whl
+so_re='serdes/_serdes_native\..*\.so'
+if (( abi3 )); then
+    # bdist_wheel's py_limited_api: setuptools-rust then builds with pyo3/abi3-py310 and names the
+    # module .abi3.so, and the wheel is tagged cp310-abi3 (DIST_EXTRA_CONFIG reaches pip's
+    # isolated build; setuptools reads it as one more setup.cfg)
+    printf '[bdist_wheel]\npy_limited_api = %s\n' "$ABI3_TAG" >"$tmp/abi3.cfg"
+    export DIST_EXTRA_CONFIG=$tmp/abi3.cfg
+    so_re='serdes/_serdes_native\.abi3\.so'
+fi
 "$PY" -m pip wheel -q --disable-pip-version-check --no-deps -w "$wheels" "$tmp/src"
+unset DIST_EXTRA_CONFIG
 wheel=$(ls "$wheels"/serdes-*.whl)
 echo "== [$(( $(date +%s) - t0 ))s] built $(basename "$wheel")"
+if (( abi3 )) && [[ $(basename "$wheel") != *-$ABI3_TAG-abi3-* ]]; then
+    echo "FAIL: $(basename "$wheel") is not tagged $ABI3_TAG-abi3" >&2; exit 1
+fi
 # (zipfile, not `unzip -l | grep -q`: under pipefail grep's early exit fails unzip with SIGPIPE)
-"$PY" - "$wheel" <<'PYEOF' || { echo "FAIL: no extension in $wheel" >&2; exit 1; }
+"$PY" - "$wheel" "$so_re" <<'PYEOF' || { echo "FAIL: no extension ($so_re) in $wheel" >&2; exit 1; }
 import re, sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-sys.exit(0 if any(re.fullmatch(r"serdes/_serdes_native\..*\.so", n) for n in names) else 1)
+sys.exit(0 if any(re.fullmatch(sys.argv[2], n) for n in names) else 1)
 PYEOF
 
 # 2. the venv, cargo and rustc hidden from PATH from here on
@@ -73,7 +93,8 @@ import serdes, serdes._native as n
 def pytest_sessionstart(session):
     assert serdes.__file__.startswith("$venv/"), f"serdes imported from {serdes.__file__}, not the venv"
     assert n.implementation() == "native", f"native extension not loaded: {n.pure_python_reason}"
-    print(f"serdes {serdes.__file__}, native ABI {n.NATIVE_ABI}")
+    assert $abi3 == n.native.__file__.endswith(".abi3.so"), f"abi3 is $abi3, loaded {n.native.__file__}"
+    print(f"serdes {serdes.__file__}, extension {n.native.__file__}, native ABI {n.NATIVE_ABI}")
 PYEOF
 cd "$tmp/run"
 set +e

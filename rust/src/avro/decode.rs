@@ -45,6 +45,19 @@ struct Cur<'a> {
     stack_out: bool,
 }
 
+/// `int.from_bytes(b, "big", signed=True)`: what `_PyLong_FromByteArray(.., 0, 1)` builds, for
+/// the limited API (a decimal's unscaled value, on the path `decimal_fast` leaves)
+#[cfg(Py_LIMITED_API)]
+fn int_from_signed_be<'py>(py: Python<'py>, b: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let kwargs = pyo3::types::PyDict::new(py);
+    kwargs.set_item(pyo3::intern!(py, "signed"), true)?;
+    py.get_type::<pyo3::types::PyInt>().call_method(
+        pyo3::intern!(py, "from_bytes"),
+        (b, pyo3::intern!(py, "big")),
+        Some(&kwargs),
+    )
+}
+
 const DAYS_SHIFT: i64 = 719_163; // date(1970, 1, 1).toordinal()
 const MAX_ORDINAL: i64 = 3_652_059; // date(9999, 12, 31).toordinal()
 const US_PER_DAY: i128 = 86_400_000_000;
@@ -286,8 +299,12 @@ impl Decoder {
                     };
                 }
                 // SAFETY: pointer/length of a live slice; big-endian, signed; new reference or NULL
+                #[cfg(not(Py_LIMITED_API))]
                 let int =
                     unsafe { Bound::from_owned_ptr_or_err(py, ffi::_PyLong_FromByteArray(b.as_ptr(), b.len(), 0, 1))? };
+                // the limited API has no _PyLong_FromByteArray: the same int through Python
+                #[cfg(Py_LIMITED_API)]
+                let int = int_from_signed_be(py, &v)?;
                 // raises unless the value has at most prec digits (then nothing rounds below)
                 let int = spec.bind(py).call_method1(pyo3::intern!(py, "check"), (int,))?;
                 let d = create.bind(py).call1((int,))?;
@@ -364,9 +381,17 @@ impl Decoder {
             let tp = cls.bind(py).as_type_ptr();
             // SAFETY: tp is a live type object; tp_alloc (or the generic one) returns a new
             // reference or NULL with an error set; the slots are then set through the generic
-            // setattr, which is what object.__setattr__ (used by UUID.__init__) does
+            // setattr, which is what object.__setattr__ (used by UUID.__init__) does. Under the
+            // limited API the type's struct is opaque: PyType_GetSlot reads the same tp_alloc
+            // (NULL when unset), and a non-NULL Py_tp_alloc slot is an allocfunc
             let obj = unsafe {
+                #[cfg(not(Py_LIMITED_API))]
                 let alloc = (*tp).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
+                #[cfg(Py_LIMITED_API)]
+                let alloc = match ffi::PyType_GetSlot(tp, ffi::Py_tp_alloc) {
+                    slot if slot.is_null() => ffi::PyType_GenericAlloc as ffi::allocfunc,
+                    slot => std::mem::transmute::<*mut std::ffi::c_void, ffi::allocfunc>(slot),
+                };
                 Bound::from_owned_ptr_or_err(py, alloc(tp, 0))?
             };
             let int = v.into_pyobject(py)?;
@@ -501,9 +526,14 @@ impl Decoder {
                     return Err(self.too_deep(py));
                 }
                 // SAFETY: new reference or NULL with an error set
+                #[cfg(not(Py_LIMITED_API))]
                 let dict = unsafe {
                     Bound::from_owned_ptr_or_err(py, ffi::_PyDict_NewPresized(keys.len() as ffi::Py_ssize_t))?
                 };
+                // the limited API cannot presize: the dict grows as the fields are set
+                // SAFETY: as above
+                #[cfg(Py_LIMITED_API)]
+                let dict = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyDict_New())? };
                 for a in actions {
                     match a {
                         Action::Read(j, slot) => {

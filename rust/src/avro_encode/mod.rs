@@ -18,9 +18,11 @@ use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString,
-    PyTimeAccess, PyTuple, PyTzInfoAccess,
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyTzInfoAccess,
 };
+// the datetime C accessors: outside the limited API (there the fields are read as attributes)
+#[cfg(not(Py_LIMITED_API))]
+use pyo3::types::{PyDateAccess, PyTimeAccess};
 
 use crate::stack::Guard;
 use program::{Fast, Field, Kind, Node, Program};
@@ -124,6 +126,17 @@ fn exact_i64(o: &Bound<'_, PyAny>) -> Option<i64> {
         return None;
     }
     Some(v)
+}
+
+/// The int attributes `names` of `o` (the fields of an exact date/datetime, which the limited API
+/// has no C accessors for); None when one is missing or not an int.
+#[cfg(Py_LIMITED_API)]
+fn int_attrs<const N: usize>(o: &Bound<'_, PyAny>, names: [&Bound<'_, PyString>; N]) -> Option<[i64; N]> {
+    let mut out = [0i64; N];
+    for (v, name) in out.iter_mut().zip(names) {
+        *v = o.getattr(name).ok()?.extract().ok()?;
+    }
+    Some(out)
 }
 
 /// float(o) for the values the pure encoder converts without a Python call of its own
@@ -470,10 +483,31 @@ impl AvroEncoder {
                     Some(tz) if tz.as_ptr() == self.types.utc.as_ptr() => {}
                     _ => return None,
                 }
-                let days = days_from_civil(dt.get_year() as i64, dt.get_month() as i64, dt.get_day() as i64);
-                let secs =
-                    days * 86_400 + dt.get_hour() as i64 * 3600 + dt.get_minute() as i64 * 60 + dt.get_second() as i64;
-                let us = dt.get_microsecond() as i64;
+                #[cfg(not(Py_LIMITED_API))]
+                let (secs, us) = {
+                    let days = days_from_civil(dt.get_year() as i64, dt.get_month() as i64, dt.get_day() as i64);
+                    let secs = days * 86_400
+                        + dt.get_hour() as i64 * 3600
+                        + dt.get_minute() as i64 * 60
+                        + dt.get_second() as i64;
+                    (secs, dt.get_microsecond() as i64)
+                };
+                #[cfg(Py_LIMITED_API)]
+                let (secs, us) = {
+                    let [y, mo, d, h, mi, s, us] = int_attrs(
+                        dt.as_any(),
+                        [
+                            pyo3::intern!(py, "year"),
+                            pyo3::intern!(py, "month"),
+                            pyo3::intern!(py, "day"),
+                            pyo3::intern!(py, "hour"),
+                            pyo3::intern!(py, "minute"),
+                            pyo3::intern!(py, "second"),
+                            pyo3::intern!(py, "microsecond"),
+                        ],
+                    )?;
+                    (days_from_civil(y, mo, d) * 86_400 + h * 3600 + mi * 60 + s, us)
+                };
                 let ts = if fast == Fast::TimestampMillis { secs * 1000 + us / 1000 } else { secs * 1_000_000 + us };
                 if !matches!(self.prog.nodes[inner], Node::Long) {
                     return None;
@@ -482,7 +516,16 @@ impl AvroEncoder {
             }
             Fast::Date if ty == self.types.date.as_ptr() => {
                 let d = o.cast::<PyDate>().ok()?;
+                #[cfg(not(Py_LIMITED_API))]
                 let days = days_from_civil(d.get_year() as i64, d.get_month() as i64, d.get_day() as i64);
+                #[cfg(Py_LIMITED_API)]
+                let days = {
+                    let [y, m, d] = int_attrs(
+                        d.as_any(),
+                        [pyo3::intern!(py, "year"), pyo3::intern!(py, "month"), pyo3::intern!(py, "day")],
+                    )?;
+                    days_from_civil(y, m, d)
+                };
                 if !matches!(self.prog.nodes[inner], Node::Int) {
                     return None;
                 }

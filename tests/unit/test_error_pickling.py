@@ -59,6 +59,7 @@ ARGS: Dict[str, Tuple[Tuple[Any, ...], Dict[str, Any]]] = {
     "RemoteRefRefused": (("http://example.invalid/s.json", False), {}),
     "ConfluentAPIError": (("_use_schema_id", "AvroSerializer", "2.16.1"), {}),
     "PyFlinkAPIError": (("_j_builder", "KafkaSourceBuilder", "2.2.1"), {}),
+    "MissingPropertyError": ((["zip", "street"],), {}),
 }
 
 

@@ -17,6 +17,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Iterable, Iterator, Optional
 
+from . import _native_opcodes
+
 __all__ = [
     "native", "NATIVE_ABI", "pure_python_reason", "implementation", "active", "forced_pure", "format_hash",
 ]
@@ -58,6 +60,24 @@ def _expected_abi(mod: ModuleType) -> "tuple[str, Optional[str]]":
         return "", f"its program-format sources cannot be read ({e})"
 
 
+def opcode_mismatch(mod: ModuleType) -> Optional[str]:
+    """Why ``mod``'s opcode tables (``OPCODES``) are not :func:`serdes._native_opcodes.tables`
+    (the opcodes the lowerings build programs with), or ``None`` when they are the same."""
+    theirs = getattr(mod, "OPCODES", None)
+    ours = _native_opcodes.tables()
+    if theirs == ours:
+        return None
+    if not isinstance(theirs, dict):
+        return "it exports no opcode table"
+    diff = []
+    for program, ops in ours.items():
+        built = theirs.get(program)
+        built = built if isinstance(built, dict) else {}
+        diff += [f"{program} {name}: {ops.get(name)!r} here, {built.get(name)!r} built"
+                 for name in sorted(set(ops) | set(built)) if ops.get(name) != built.get(name)]
+    return "its opcodes differ from serdes/_native_opcodes.py's (" + "; ".join(diff[:4] or ["another program"]) + ")"
+
+
 #: the extension's ABI: the hash of the program format it was built from, as these sources give it
 #: (None when no extension is loaded)
 NATIVE_ABI: Optional[str] = None
@@ -88,6 +108,13 @@ def _load() -> "tuple[Optional[ModuleType], Optional[str]]":
             RuntimeWarning,
             stacklevel=3,
         )
+        return None, reason
+    mismatch = opcode_mismatch(mod)
+    if mismatch is not None:
+        # the Rust side and the Python side of the program format were edited apart: a serdes bug
+        # no rebuild of these sources mends, and nothing native can run correctly with it
+        reason = f"the native extension does not read these sources' programs: {mismatch}"
+        warnings.warn(f"serdes: {reason}; running pure Python", RuntimeWarning, stacklevel=3)
         return None, reason
     global NATIVE_ABI
     NATIVE_ABI = abi

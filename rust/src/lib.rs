@@ -2,6 +2,21 @@
 //! back to the pure-Python implementation when this module is not built (or SERDES_PURE_PYTHON=1).
 use pyo3::prelude::*;
 
+/// Declares a program's opcodes, numbered from 0 in the order given, as serdes/_native_opcodes.py
+/// numbers them (`= range(n)`): `const NAME: u8` each, and `TABLE: [(name, value)]`, which the
+/// module exports in `OPCODES` (serdes/_native.py refuses a build whose table is not Python's).
+macro_rules! opcodes {
+    ($table:ident: $($name:ident),+ $(,)?) => {
+        opcodes!(@number 0; $($name),+);
+        pub(crate) const $table: &[(&str, u8)] = &[$((stringify!($name), $name)),+];
+    };
+    (@number $n:expr; $head:ident $(, $tail:ident)*) => {
+        pub(crate) const $head: u8 = $n;
+        opcodes!(@number $head + 1; $($tail),*);
+    };
+    (@number $n:expr;) => {};
+}
+
 pub mod avro;
 mod avro_encode;
 mod dispatch;
@@ -34,6 +49,20 @@ fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(abi_version, m)?)?;
     // the files abi_version() hashed, relative to the serdes package
     m.add("FORMAT_SOURCES", env!("SERDES_NATIVE_FORMAT_SOURCES").split(',').collect::<Vec<_>>())?;
+    let opcodes = pyo3::types::PyDict::new(m.py());
+    for (program, table) in [
+        ("decoder", avro::schema::NODE_OPCODES),
+        ("decoder_post", avro::schema::POST_OPCODES),
+        ("encoder", avro_encode::NODE_OPCODES),
+        ("encoder_fast", avro_encode::FAST_OPCODES),
+    ] {
+        let t = pyo3::types::PyDict::new(m.py());
+        for (name, value) in table {
+            t.set_item(*name, *value)?;
+        }
+        opcodes.set_item(program, t)?;
+    }
+    m.add("OPCODES", opcodes)?;
     avro::register(m)?;
     avro_encode::register(m)?;
     dispatch::register(m)?;

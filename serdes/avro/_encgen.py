@@ -27,7 +27,7 @@ its own (any depth compiles). The generated code calls the helpers of :mod:`serd
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from fastavro.const import AVRO_TYPES
 from fastavro.write import LOGICAL_WRITERS
@@ -36,10 +36,62 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ._generator import COMPOSITE, FIELD_GROUP, Generator, Unsupported, too_deep_to_build, type_of
 from ._runtime import ENCODER_NAMESPACE, DecimalSpec
 
-__all__ = ["EncoderGenerator", "encoder_source"]
+__all__ = [
+    "DECIMAL_KEYS", "EncoderGenerator", "encoder_source", "enum_indexes", "fixed_size", "has_default", "is_reference",
+    "logical_writer", "named_definition", "null_branch",
+]
 
 _INT = (-(2**31), 2**31 - 1)
 _LONG = (-(2**63), 2**63 - 1)
+#: the logical types whose values are checked against the schema's precision before fastavro writes them
+DECIMAL_KEYS = ("bytes-decimal", "fixed-decimal")
+
+
+# -- the encoding decisions, shared with the native encoder's lowering (_native_encoder) ----------
+def is_reference(t: Any) -> bool:
+    """Whether type ``t`` (:func:`type_of`) names a named type rather than being one."""
+    return isinstance(t, str) and t not in AVRO_TYPES
+
+
+def named_definition(t: str, named: Dict[str, Any]) -> Any:
+    """The definition of the named type ``t`` refers to (``named``: :func:`named_types`')."""
+    if t not in named:
+        raise Unsupported(f"unknown type {t}")
+    return named[t]
+
+
+def logical_writer(s: Any) -> Optional[Tuple[str, Callable[[Any, Any], Any]]]:
+    """``(key, prepare)``: fastavro's writer of the logical type at ``s``, called as
+    ``prepare(value, s)`` before the value is written as ``s``'s base type; ``None``: no logical
+    type fastavro converts (the value is written as it is)."""
+    if isinstance(s, dict) and s.get("logicalType"):
+        key = f"{type_of(s)}-{s['logicalType']}"
+        fn = LOGICAL_WRITERS.get(key)
+        if fn is not None:
+            return key, fn
+    return None
+
+
+def fixed_size(s: Any) -> int:
+    """The size of fixed type ``s``: an int (not a bool), not negative."""
+    size = s.get("size")
+    if type(size) is not int or size < 0:
+        raise Unsupported("fixed size")
+    return size
+
+
+def enum_indexes(symbols: Any) -> Dict[Any, int]:
+    """symbol -> the index written for it."""
+    return {sym: i for i, sym in enumerate(symbols)}
+
+
+def null_branch(s: List[Any]) -> Optional[int]:
+    """The index of ``"null"`` in a ``[null, X]`` / ``[X, null]`` union; ``None`` for any other
+    union (a general one: fastavro's ``write_union`` chooses the branch)."""
+    others = [b for b in s if b != "null"]
+    if len(s) != 2 or len(others) != 1:
+        return None
+    return s.index("null")
 
 
 class EncoderGenerator(Generator):
@@ -57,12 +109,11 @@ class EncoderGenerator(Generator):
 
     def write(self, out: List[str], ind: str, s: Any, v: str, path: str) -> None:
         t = type_of(s)
-        if isinstance(t, str) and t not in AVRO_TYPES:
-            if t not in self.named:
-                raise Unsupported(f"unknown type {t}")
+        if is_reference(t):
+            definition = named_definition(t, self.named)
             if t in self.building:
                 raise Unsupported("recursive type")
-            self.write(out, ind, self.named[t], v, path)
+            self.write(out, ind, definition, v, path)
             return
         if self.needs_outline(ind) and t in COMPOSITE:
             # Python allows 20 nested blocks per function: deeper values get their own function
@@ -72,16 +123,15 @@ class EncoderGenerator(Generator):
             self.add_function(fname, "buf, v", body)
             out.append(f"{ind}{fname}(buf, {v})")
             return
-        if isinstance(s, dict) and s.get("logicalType"):
-            lkey = f"{t}-{s['logicalType']}"
-            fn = LOGICAL_WRITERS.get(lkey)
-            if fn is not None and lkey in ("bytes-decimal", "fixed-decimal"):
+        logical = logical_writer(s)
+        if logical is not None:
+            lkey, fn = logical
+            if lkey in DECIMAL_KEYS:
                 plain = type(s.get("precision")) is int and type(s.get("scale", 0)) is int and s["precision"] > 0
-                spec = DecimalSpec(s["precision"], s.get("scale", 0), path) if plain else None
-                if spec is not None:
+                if plain:
+                    spec = DecimalSpec(s["precision"], s.get("scale", 0), path)
                     out.append(f"{ind}{v} = {self.const(spec.check_encode, 'dchk')}({v}, {path!r})")
-            if fn is not None:
-                out.append(f"{ind}{v} = {self.const(fn, 'lw')}({v}, {self.const(s, 'ls')})")
+            out.append(f"{ind}{v} = {self.const(fn, 'lw')}({v}, {self.const(s, 'ls')})")
         p = repr(path)
         if t == "null":
             out.append(f"{ind}if {v} is not None:")
@@ -115,14 +165,12 @@ class EncoderGenerator(Generator):
             out.append(f"{ind}_wl(buf, len({v}))")
             out.append(f"{ind}buf += {v}")
         elif t == "fixed":
-            size = s.get("size")
-            if type(size) is not int or size < 0:
-                raise Unsupported("fixed size")
+            size = fixed_size(s)
             out.append(f"{ind}if not isinstance({v}, (_bytes, _bytearray)) or len({v}) != {size!r}:")
             out.append(f"{ind}    raise _bad({p}, {v}, {f'fixed[{size}]'!r})")
             out.append(f"{ind}buf += {v}")
         elif t == "enum":
-            table = self.const({sym: i for i, sym in enumerate(s["symbols"])}, "enum")
+            table = self.const(enum_indexes(s["symbols"]), "enum")
             i = self.fresh("i")
             out.append(f"{ind}{i} = {table}.get({v}) if type({v}) is _str else None")
             out.append(f"{ind}if {i} is None:")
@@ -159,11 +207,10 @@ class EncoderGenerator(Generator):
             self.write(out, i3, s["values"], x, path + "{}")
             out.append(f"{ind}buf.append(0)")
         elif t == "union":
-            others = [b for b in s if b != "null"]
-            if len(s) != 2 or len(others) != 1:
+            null_idx = null_branch(s)
+            if null_idx is None:
                 raise Unsupported("general union")
-            other = others[0]
-            null_idx = s.index("null")
+            other = s[1 - null_idx]
             out.append(f"{ind}if {v} is None:")
             out.append(f"{ind}    buf.append({null_idx * 2!r})")
             out.append(f"{ind}elif type({v}) is _tuple:")
@@ -200,13 +247,18 @@ class EncoderGenerator(Generator):
         for f in fields:
             fv = self.fresh("f")
             fpath = f"{path}.{f['name']}"
-            if "default" in f:
+            if has_default(f):
                 out.append(f"{ind}{fv} = {v}.get({f['name']!r}, {self.const(f['default'], 'd')})")
             else:
                 out.append(f"{ind}{fv} = {v}.get({f['name']!r}, _NOV)")
                 out.append(f"{ind}if {fv} is _NOV:")
                 out.append(f"{ind}    raise _VErr({('no value and no default for ' + fpath)!r})")
             self.write(out, ind, f["type"], fv, fpath)
+
+
+def has_default(field: Any) -> bool:
+    """The field's value may be missing from a record (its ``default`` is written then)."""
+    return "default" in field
 
 
 def encoder_source(parsed: Any, with_to_dict: bool, limits: Limits = DEFAULT_LIMITS,

@@ -11,7 +11,7 @@ takes through the same functions of :mod:`serdes.avro._decgen` (fastavro's ``mat
 ``return_record_name``), with the items budget and the depth checks of shared and recursive named
 records the generator applies, and hands the list to ``_serdes_native.AvroDecoder``, which compiles it
 once into its node arena and decodes with a native loop. The program format is private to this
-module and ``rust/src/avro/schema.rs``.
+module and ``rust/src/avro/schema.rs``; its opcodes are :mod:`serdes._native_opcodes`'.
 
 Falls back to the pure decoder (returns it unchanged) for: a writer schema of plain ``bytes``
 (confluent-kafka's raw payload: a slice, nothing to gain), a named reference the lowering cannot
@@ -35,6 +35,10 @@ from fastavro.const import AVRO_TYPES
 from .._errors import CorruptPayloadError, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
 from .._native import active
+from .._native_opcodes import (
+    ARRAY, BOOL, BYTES, DOUBLE, ENUM, FIXED, FLOAT, LONG, MAP, MISMATCH, NULL, P_CALL, P_DATE, P_DECIMAL, P_DECODE,
+    P_ENCODE, P_FLOAT, P_LTS_MS, P_LTS_US, P_NONE, P_TS_MS, P_TS_US, P_UUID, RECORD, STRING, UNION,
+)
 from .._serde import Decoder
 from ._codegen import compile_decoder
 from ._decgen import (
@@ -48,11 +52,6 @@ __all__ = ["compile_native_decoder", "lower"]
 
 # the native decoder counts depth in an i64: a larger serdes.max.depth bounds nothing more
 _MAX_COUNT = 2**62
-
-# node opcodes and post-processing kinds: the program format shared with rust/src/avro/schema.rs
-NULL, BOOL, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, ARRAY, MAP, UNION, RECORD, MISMATCH = range(14)
-(P_NONE, P_FLOAT, P_ENCODE, P_DECODE, P_TS_MS, P_TS_US, P_LTS_MS, P_LTS_US, P_DATE, P_UUID, P_DECIMAL,
- P_CALL) = range(12)
 
 _NOPOST: Tuple[Any, ...] = (P_NONE,)
 # the logical types done natively while fastavro's built-in reader is still in its table (the

@@ -5,7 +5,9 @@ constructors (the extension's ``FORMAT_SOURCES``) into ``abi_version()``; ``serd
 the same files at import (``format_hash``) and runs pure Python, with one warning naming the rebuild
 command, when they differ. The stale cases run in child interpreters: a copy of the package whose
 sources moved on after the build (no rebuild needed to simulate it), and a build from before the
-hash (``abi_version() == 1``, no ``FORMAT_SOURCES``)."""
+hash (``abi_version() == 1``, no ``FORMAT_SOURCES``). The extension's opcode tables (``OPCODES``)
+must also be the ones the lowerings write (``serdes._native_opcodes``): a build whose Rust side was
+edited apart from them is refused the same way."""
 
 from __future__ import annotations
 
@@ -15,12 +17,13 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 from typing import Any, Dict
 
 import pytest
 
-from serdes import _native
+from serdes import _native, _native_opcodes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,7 +77,7 @@ def test_the_loaded_extension_was_built_from_these_sources() -> None:
     native = _native.native
     assert native is not None
     sources = list(native.FORMAT_SOURCES)
-    assert {"avro/_native_decoder.py", "avro/_native_encoder.py", "_serde.py"} <= set(sources)
+    assert {"_native_opcodes.py", "avro/_native_decoder.py", "avro/_native_encoder.py", "_serde.py"} <= set(sources)
     assert native.abi_version() == _native.format_hash(sources) == _native.NATIVE_ABI
     assert len(_native.NATIVE_ABI) == 16
 
@@ -127,3 +130,40 @@ def test_a_build_from_before_the_format_hash_is_refused_with_one_warning(tmp_pat
     assert len(out["warnings"]) == 1, out["warnings"]
     (msg,) = out["warnings"]
     assert "ABI 1" in msg and "predates the program-format hash" in msg and "bash scripts/build-native.sh" in msg
+
+
+@needs_native
+def test_the_extension_reads_the_opcodes_the_lowerings_write() -> None:
+    native = _native.native
+    assert native is not None
+    assert native.OPCODES == _native_opcodes.tables()
+    assert _native.opcode_mismatch(native) is None
+    # every program's table is there, by the names the Python side uses
+    assert native.OPCODES["decoder"]["MISMATCH"] == _native_opcodes.MISMATCH
+    assert native.OPCODES["decoder_post"]["P_CALL"] == _native_opcodes.P_CALL
+    assert native.OPCODES["encoder"]["E_LOGICAL"] == _native_opcodes.E_LOGICAL
+    assert native.OPCODES["encoder_fast"]["F_DECIMAL"] == _native_opcodes.F_DECIMAL
+
+
+def test_an_opcode_table_apart_from_the_lowerings_is_refused_with_one_warning(tmp_path: Path) -> None:
+    # a build of these very sources (its ABI matches) whose Rust side numbers an opcode otherwise:
+    # stand such a module in for the extension (this runs whether or not the real one is built)
+    shutil.copytree(ROOT / "serdes", tmp_path / "serdes", ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    sources = ["_native_opcodes.py"]
+    tables = _native_opcodes.tables()
+    tables["encoder"]["E_LOGICAL"] = 16
+    setup = (
+        "import types; m = types.ModuleType('serdes._serdes_native'); "
+        f"m.abi_version = lambda: {_native.format_hash(sources, tmp_path / 'serdes')!r}; "
+        f"m.FORMAT_SOURCES = {sources!r}; m.OPCODES = {tables!r}; sys.modules['serdes._serdes_native'] = m"
+    )
+    out = run_child(tmp_path, setup)
+    assert out["implementation"] == "pure" and out["value"] == {"a": -3} and out["abi"] is None
+    assert len(out["warnings"]) == 1, out["warnings"]
+    (msg,) = out["warnings"]
+    assert "encoder E_LOGICAL: 15 here, 16 built" in msg and "running pure Python" in msg, msg
+    # and one with no table at all
+    fake = types.ModuleType("fake")
+    assert "exports no opcode table" in (_native.opcode_mismatch(fake) or "")
+    fake.OPCODES = _native_opcodes.tables()  # type: ignore[attr-defined]
+    assert _native.opcode_mismatch(fake) is None

@@ -12,21 +12,16 @@ use pyo3::types::{PyList, PyString, PyTuple, PyType};
 
 use crate::stack::Guard;
 
-// node opcodes: keep in step with the constants in serdes/avro/_native_decoder.py
-const NULL: u8 = 0;
-const BOOL: u8 = 1;
-const LONG: u8 = 2;
-const FLOAT: u8 = 3;
-const DOUBLE: u8 = 4;
-const STRING: u8 = 5;
-const BYTES: u8 = 6;
-const FIXED: u8 = 7;
-const ENUM: u8 = 8;
-const ARRAY: u8 = 9;
-const MAP: u8 = 10;
-const UNION: u8 = 11;
-const RECORD: u8 = 12;
-const MISMATCH: u8 = 13;
+// node opcodes and post-processing kinds: serdes/_native_opcodes.py has the same table (checked
+// when the extension loads)
+opcodes!(
+    NODE_OPCODES:
+    NULL, BOOL, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, ARRAY, MAP, UNION, RECORD, MISMATCH
+);
+opcodes!(
+    POST_OPCODES:
+    P_NONE, P_FLOAT, P_ENCODE, P_DECODE, P_TS_MS, P_TS_US, P_LTS_MS, P_LTS_US, P_DATE, P_UUID, P_DECIMAL, P_CALL
+);
 
 /// What is done to a value after it is read: a logical type of the writer schema, or a promotion
 /// to the reader's type.
@@ -152,17 +147,17 @@ fn parse_post(p: &Bound<'_, PyAny>) -> PyResult<Post> {
     let t = p.cast::<PyTuple>().map_err(|_| bad("post is not a tuple"))?;
     let tag: u8 = item(t, 0)?.extract()?;
     Ok(match tag {
-        0 => Post::None,
-        1 => Post::ToFloat,
-        2 => Post::Encode,
-        3 => Post::Decode,
-        4 => Post::TimestampMillis,
-        5 => Post::TimestampMicros,
-        6 => Post::LocalTimestampMillis,
-        7 => Post::LocalTimestampMicros,
-        8 => Post::Date,
-        9 => Post::Uuid { cls: item(t, 1)?.cast::<PyType>()?.clone().unbind(), is_safe: item(t, 2)?.unbind() },
-        10 => {
+        P_NONE => Post::None,
+        P_FLOAT => Post::ToFloat,
+        P_ENCODE => Post::Encode,
+        P_DECODE => Post::Decode,
+        P_TS_MS => Post::TimestampMillis,
+        P_TS_US => Post::TimestampMicros,
+        P_LTS_MS => Post::LocalTimestampMillis,
+        P_LTS_US => Post::LocalTimestampMicros,
+        P_DATE => Post::Date,
+        P_UUID => Post::Uuid { cls: item(t, 1)?.cast::<PyType>()?.clone().unbind(), is_safe: item(t, 2)?.unbind() },
+        P_DECIMAL => {
             let neg_scale = item(t, 2)?;
             let neg_scale_i: i64 = neg_scale.extract()?;
             let prec: i64 = item(t, 5)?.extract()?;
@@ -178,7 +173,7 @@ fn parse_post(p: &Bound<'_, PyAny>) -> PyResult<Post> {
                 prec: prec.clamp(0, 1 << 20) as u32,
             }
         }
-        11 => Post::Call3(item(t, 1)?.unbind(), item(t, 2)?.unbind(), item(t, 3)?.unbind()),
+        P_CALL => Post::Call3(item(t, 1)?.unbind(), item(t, 2)?.unbind(), item(t, 3)?.unbind()),
         _ => return Err(bad("unknown post tag")),
     })
 }

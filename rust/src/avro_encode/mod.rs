@@ -26,6 +26,7 @@ use pyo3::types::{PyDateAccess, PyTimeAccess};
 
 use crate::stack::Guard;
 use program::{Fast, Field, Kind, Node, Program};
+pub(crate) use program::{FAST_OPCODES, NODE_OPCODES};
 
 /// Why the native loop stopped.
 enum Stop {
@@ -336,7 +337,6 @@ impl AvroEncoder {
             Node::Logical { prepare, schema, inner, fast } => {
                 self.logical(py, o, prepare, schema, *inner, *fast, out, depth)
             }
-            Node::Pending => Err(Stop::Bail),
         }
     }
 
@@ -715,30 +715,30 @@ impl AvroEncoder {
 
 #[pymethods]
 impl AvroEncoder {
-    /// `schema`: fastavro's parsed (and serdes-checked) schema; `fallback(value, ctx)`: the pure
-    /// encoder built with the same prefix and options but no `to_dict`. Raises NotImplementedError
-    /// for a schema the native encoder leaves to the pure one.
-    #[new]
-    /// `fast_logical`: `{"long-timestamp-millis": code, ...}` for the logical types whose registered
-    /// prepare function is fastavro's own; `classes`: `(uuid.UUID, datetime.datetime, datetime.date,
+    /// `nodes`, `root`, `recursive`, `general_union`: the schema's program, as
+    /// serdes/avro/_native_encoder.py's `lower` returns it (ValueError: not a valid program);
+    /// `fallback(value, ctx)`: the pure encoder built with the same prefix and options but no
+    /// `to_dict`; `classes`: `(uuid.UUID, datetime.datetime, datetime.date,
     /// datetime.timezone.utc, decimal.Decimal)`.
-    #[pyo3(signature = (schema, prefix, fallback, to_dict, strict, strict_allow_default, max_depth, logical_writers, validation_error, fast_logical, classes))]
+    #[new]
+    #[pyo3(signature = (nodes, root, recursive, general_union, prefix, fallback, to_dict, strict, strict_allow_default, max_depth, validation_error, classes))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn new(
         py: Python<'_>,
-        schema: &Bound<'_, PyAny>,
+        nodes: &Bound<'_, PyList>,
+        root: usize,
+        recursive: bool,
+        general_union: bool,
         prefix: Vec<u8>,
         fallback: Py<PyAny>,
         to_dict: Option<Py<PyAny>>,
         strict: bool,
         strict_allow_default: bool,
         max_depth: u32,
-        logical_writers: &Bound<'_, PyDict>,
         validation_error: Py<PyAny>,
-        fast_logical: &Bound<'_, PyDict>,
         classes: (Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>),
     ) -> PyResult<Self> {
-        let prog = crate::panics::catch(|| program::compile(py, schema, logical_writers, fast_logical))
+        let prog = crate::panics::catch(|| program::compile(py, nodes, root, recursive, general_union))
             .map_err(|panic| crate::panics::error(py, "SchemaMismatchError", "Avro encoder compiler", &panic))??;
         let prog_recursive = prog.recursive;
         let (uuid, datetime, date, utc, decimal) = classes;

@@ -1,22 +1,25 @@
-//! The writer schema compiled once into a flat program: a vector of nodes that refer to each other
-//! by index (so a named type is one node however often it is referenced, and a recursive type is a
-//! cycle of indexes, not a recursive Rust value).
+//! The encoder program: the writer schema as a flat vector of nodes that refer to each other by
+//! index (a named type is one node however often it is referenced, and a recursive type is a cycle
+//! of indexes, not a recursive Rust value).
 //!
-//! The compiler mirrors serdes/avro/_encgen.py's generator: the same schemas compile, named types
-//! are registered when first seen, logical types go through fastavro's `LOGICAL_WRITERS` (the same
-//! prepare functions the pure encoder calls), and what the generator declines (general unions,
-//! unknown types) is declined here too (`Unsupported`), so serdes builds the pure encoder instead --
-//! except general unions, which compile (`Node::Union`) when every branch is a plain type the
-//! loop can choose between the way fastavro's `write_union` does.
-//! Unlike the generator it compiles recursive types; it reports them (`recursive`) because the pure
-//! reference for those is fastavro's writer, whose record rules the encoder then follows.
-use std::collections::HashMap;
-
-use pyo3::exceptions::PyNotImplementedError;
+//! `serdes/avro/_native_encoder.py` takes every decision (named types, logical types and which of
+//! them the loop converts itself, fixed sizes, enum indexes, which unions are `[null, X]` and
+//! which general unions the loop can choose a branch in, field defaults, whether the schema is
+//! recursive) and hands over a list of node tuples; this module checks that list (every index in
+//! range, every opcode known, every number in the range the loop takes) and turns it into
+//! [`Program`], which `mod.rs` runs. Nothing here depends on a value being encoded.
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::stack::Guard;
+// node opcodes (a general union's branch kinds are these too) and the logical conversions the
+// loop does itself: serdes/_native_opcodes.py has the same table (checked when the extension loads)
+opcodes!(
+    NODE_OPCODES:
+    E_NULL, E_BOOLEAN, E_INT, E_LONG, E_FLOAT, E_DOUBLE, E_STRING, E_BYTES, E_FIXED, E_ENUM, E_ARRAY, E_MAP,
+    E_NULLABLE, E_UNION, E_RECORD, E_LOGICAL
+);
+opcodes!(FAST_OPCODES: F_NONE, F_UUID, F_TS_MS, F_TS_US, F_DATE, F_DECIMAL);
 
 /// One record field: its name as an interned Python string (so the dict lookup hashes nothing and
 /// usually matches by identity), its node and its default as given in the schema.
@@ -57,8 +60,6 @@ pub(crate) enum Node {
         inner: usize,
         fast: Fast,
     },
-    /// a slot reserved for a named type while its body compiles (never left in a finished program)
-    Pending,
 }
 
 /// What a general union's branch choice needs to know of a branch (fastavro's `write_union`).
@@ -95,33 +96,6 @@ pub(crate) enum Fast {
     },
 }
 
-impl Fast {
-    fn from_code(code: u8, schema: &Bound<'_, PyDict>) -> PyResult<Fast> {
-        Ok(match code {
-            1 => Fast::Uuid,
-            2 => Fast::TimestampMillis,
-            3 => Fast::TimestampMicros,
-            4 => Fast::Date,
-            5 => {
-                // fastavro reads schema["precision"] and schema.get("scale", 0): only plain ints here
-                let int = |k: &str| -> PyResult<Option<i64>> {
-                    match schema.get_item(k)? {
-                        Some(v) if v.is_exact_instance_of::<pyo3::types::PyInt>() => Ok(v.extract().ok()),
-                        Some(_) => Ok(None),
-                        None if k == "scale" => Ok(Some(0)),
-                        None => Ok(None),
-                    }
-                };
-                match (int("precision")?, int("scale")?) {
-                    (Some(precision), Some(scale)) => Fast::Decimal { precision, scale },
-                    _ => Fast::None,
-                }
-            }
-            _ => Fast::None,
-        })
-    }
-}
-
 pub(crate) struct Program {
     pub nodes: Vec<Node>,
     pub root: usize,
@@ -131,261 +105,174 @@ pub(crate) struct Program {
     pub general_union: bool,
 }
 
-fn unsupported(what: &str) -> PyErr {
-    PyNotImplementedError::new_err(format!("the native Avro encoder does not support {what}"))
+fn bad(msg: &str) -> PyErr {
+    PyValueError::new_err(format!("invalid serdes Avro encoder program: {msg}"))
 }
 
-struct Compiler<'py> {
-    py: Python<'py>,
-    logical_writers: Bound<'py, PyDict>,
-    fast_logical: Bound<'py, PyDict>,
-    nodes: Vec<Node>,
-    named: HashMap<String, usize>,
-    /// names of the records being compiled (a reference to one of them is a recursion)
-    stack: Vec<String>,
-    recursive: bool,
-    general_union: bool,
-    /// the compile call's stack limit: a schema nesting deeper than the thread's stack allows
-    /// is left to the pure encoder
-    guard: Guard,
+fn item<'py>(t: &Bound<'py, PyTuple>, i: usize) -> PyResult<Bound<'py, PyAny>> {
+    t.get_item(i).map_err(|_| bad("node tuple too short"))
 }
 
-fn primitive(t: &str) -> Option<Node> {
-    Some(match t {
-        "null" => Node::Null,
-        "boolean" => Node::Boolean,
-        "int" => Node::Int,
-        "long" => Node::Long,
-        "float" => Node::Float,
-        "double" => Node::Double,
-        "string" => Node::String,
-        "bytes" => Node::Bytes,
-        _ => return None,
+fn tuple<'a, 'py>(v: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, PyTuple>> {
+    v.cast::<PyTuple>().map_err(|_| bad(&format!("{what} is not a tuple")))
+}
+
+fn int(v: &Bound<'_, PyAny>, what: &str) -> PyResult<i64> {
+    v.extract().map_err(|_| bad(&format!("{what} is not an int of 64 bits")))
+}
+
+/// An opcode, a branch kind or a fast code: a u8 (the match on it says whether it is known).
+fn code(v: &Bound<'_, PyAny>, what: &str) -> PyResult<u8> {
+    u8::try_from(int(v, what)?).map_err(|_| bad(&format!("unknown {what}")))
+}
+
+fn index(v: &Bound<'_, PyAny>, n: usize) -> PyResult<usize> {
+    let i = int(v, "a node index")?;
+    if i < 0 || i as u64 >= n as u64 {
+        return Err(bad("node index out of range"));
+    }
+    Ok(i as usize)
+}
+
+fn size(v: &Bound<'_, PyAny>) -> PyResult<usize> {
+    usize::try_from(int(v, "a fixed size")?).map_err(|_| bad("negative fixed size"))
+}
+
+fn table(v: &Bound<'_, PyAny>) -> PyResult<Py<PyDict>> {
+    Ok(v.cast::<PyDict>().map_err(|_| bad("enum table is not a dict"))?.clone().unbind())
+}
+
+fn branch(b: &Bound<'_, PyAny>, n: usize) -> PyResult<(Kind, usize)> {
+    let b = tuple(b, "a union branch")?;
+    let node = index(&item(b, 1)?, n)?;
+    let kind = match code(&item(b, 0)?, "branch kind")? {
+        E_NULL => Kind::Null,
+        E_BOOLEAN => Kind::Boolean,
+        E_INT => Kind::Int,
+        E_LONG => Kind::Long,
+        E_FLOAT => Kind::Float,
+        E_DOUBLE => Kind::Double,
+        E_STRING => Kind::String,
+        E_BYTES => Kind::Bytes,
+        E_FIXED => Kind::Fixed(size(&item(b, 2)?)?),
+        E_ENUM => Kind::Enum(table(&item(b, 2)?)?),
+        E_ARRAY => Kind::Array,
+        E_MAP => Kind::Map,
+        E_RECORD => Kind::Record,
+        _ => return Err(bad("unknown branch kind")),
+    };
+    Ok((kind, node))
+}
+
+fn fast(t: &Bound<'_, PyTuple>) -> PyResult<Fast> {
+    Ok(match code(&item(t, 4)?, "fast code")? {
+        F_NONE => Fast::None,
+        F_UUID => Fast::Uuid,
+        F_TS_MS => Fast::TimestampMillis,
+        F_TS_US => Fast::TimestampMicros,
+        F_DATE => Fast::Date,
+        F_DECIMAL => Fast::Decimal {
+            precision: int(&item(t, 5)?, "a decimal precision")?,
+            scale: int(&item(t, 6)?, "a decimal scale")?,
+        },
+        _ => return Err(bad("unknown fast code")),
     })
 }
 
-impl<'py> Compiler<'py> {
-    fn push(&mut self, n: Node) -> usize {
-        self.nodes.push(n);
-        self.nodes.len() - 1
-    }
-
-    fn reference(&mut self, name: &str) -> PyResult<usize> {
-        match self.named.get(name) {
-            Some(&i) => {
-                if self.stack.iter().any(|s| s == name) {
-                    self.recursive = true;
-                }
-                Ok(i)
+fn node(py: Python<'_>, t: &Bound<'_, PyTuple>, n: usize) -> PyResult<Node> {
+    Ok(match code(&item(t, 0)?, "opcode")? {
+        E_NULL => Node::Null,
+        E_BOOLEAN => Node::Boolean,
+        E_INT => Node::Int,
+        E_LONG => Node::Long,
+        E_FLOAT => Node::Float,
+        E_DOUBLE => Node::Double,
+        E_STRING => Node::String,
+        E_BYTES => Node::Bytes,
+        E_FIXED => Node::Fixed(size(&item(t, 1)?)?),
+        E_ENUM => Node::Enum(table(&item(t, 1)?)?),
+        E_ARRAY => Node::Array(index(&item(t, 1)?, n)?),
+        E_MAP => Node::Map(index(&item(t, 1)?, n)?),
+        E_NULLABLE => {
+            let null_byte = int(&item(t, 1)?, "a branch byte")?;
+            let other_byte = int(&item(t, 2)?, "a branch byte")?;
+            // the index bytes of a two-branch union: 0 and 2 (zigzag 0 and 1), one each
+            if !matches!((null_byte, other_byte), (0, 2) | (2, 0)) {
+                return Err(bad("nullable branch bytes are not 0 and 2"));
             }
-            None => Err(unsupported(&format!("the unknown type {name:?}"))),
+            Node::Nullable { null_byte: null_byte as u8, other_byte: other_byte as u8, other: index(&item(t, 3)?, n)? }
         }
-    }
-
-    fn compile(&mut self, s: &Bound<'py, PyAny>) -> PyResult<usize> {
-        if !self.guard.ok() {
-            return Err(unsupported("a schema nesting deeper than this thread's stack lets the native compiler go"));
+        E_UNION => {
+            let list = item(t, 1)?;
+            let list = list.cast::<PyList>().map_err(|_| bad("union branches are not a list"))?;
+            if list.is_empty() {
+                return Err(bad("a union without branches"));
+            }
+            let mut branches = Vec::with_capacity(list.len());
+            for b in list.iter() {
+                branches.push(branch(&b, n)?);
+            }
+            Node::Union(branches)
         }
-        if let Ok(name) = s.cast::<PyString>() {
-            let t = name.to_str()?;
-            return match primitive(t) {
-                Some(n) => Ok(self.push(n)),
-                None => self.reference(t),
-            };
+        E_RECORD => {
+            let list = item(t, 1)?;
+            let list = list.cast::<PyList>().map_err(|_| bad("record fields are not a list"))?;
+            let mut fields = Vec::with_capacity(list.len());
+            for f in list.iter() {
+                let f = tuple(&f, "a field")?;
+                let name = item(f, 0)?;
+                let name = name.cast::<PyString>().map_err(|_| bad("a field name is not a str"))?;
+                let node = index(&item(f, 1)?, n)?;
+                let default = if item(f, 2)?.is_truthy()? { Some(item(f, 3)?.unbind()) } else { None };
+                fields.push(Field { key: PyString::intern(py, name.to_str()?).unbind(), node, default });
+            }
+            Node::Record(fields)
         }
-        if let Ok(branches) = s.cast::<PyList>() {
-            return self.union(branches);
-        }
-        let d = s.cast::<PyDict>().map_err(|_| unsupported("a schema that is not a str, list or dict"))?;
-        let t_obj = d.get_item("type")?.ok_or_else(|| unsupported("a schema without \"type\""))?;
-        let t_str = t_obj.cast::<PyString>().map_err(|_| unsupported("a nested \"type\""))?;
-        let t = t_str.to_str()?.to_owned();
-        let named = matches!(t.as_str(), "record" | "error" | "enum" | "fixed");
-        if !named && primitive(&t).is_none() && !matches!(t.as_str(), "array" | "map") {
-            return self.reference(&t);
-        }
-        let (prepare, fast) = match d.get_item("logicalType")? {
-            Some(lt) if lt.is_truthy()? => {
-                let key = format!("{}-{}", t, lt.str()?.to_str()?);
-                let fast = match self.fast_logical.get_item(&key)? {
-                    Some(code) => Fast::from_code(code.extract()?, d)?,
-                    None => Fast::None,
-                };
-                (self.logical_writers.get_item(key)?, fast)
+        E_LOGICAL => {
+            let prepare = item(t, 1)?;
+            if !prepare.is_callable() {
+                return Err(bad("a prepare function is not callable"));
             }
-            _ => (None, Fast::None),
-        };
-        // a named type's slot exists before its body compiles, so the body may refer to it
-        let slot = if named {
-            let name: String = d
-                .get_item("name")?
-                .ok_or_else(|| unsupported("a named type without a name"))?
-                .extract()
-                .map_err(|_| unsupported("a non-string name"))?;
-            let slot = self.push(Node::Pending);
-            self.named.entry(name.clone()).or_insert(slot);
-            Some((slot, name))
-        } else {
-            None
-        };
-        let base = match t.as_str() {
-            "record" | "error" => {
-                let name = slot.as_ref().map(|(_, n)| n.clone()).unwrap_or_default();
-                self.stack.push(name);
-                let r = self.record(d);
-                self.stack.pop();
-                r?
-            }
-            "enum" => {
-                let table = PyDict::new(self.py);
-                let symbols = d.get_item("symbols")?.ok_or_else(|| unsupported("an enum without symbols"))?;
-                for (i, sym) in symbols.try_iter()?.enumerate() {
-                    table.set_item(sym?, i)?;
-                }
-                Node::Enum(table.unbind())
-            }
-            "fixed" => {
-                let size = d.get_item("size")?.ok_or_else(|| unsupported("a fixed without size"))?;
-                // exactly the generator's rule: an int (not a bool), not negative
-                if !size.is_exact_instance_of::<pyo3::types::PyInt>() {
-                    return Err(unsupported("a fixed size that is not an int"));
-                }
-                let n: i64 = size.extract()?;
-                let n = usize::try_from(n).map_err(|_| unsupported("a negative fixed size"))?;
-                Node::Fixed(n)
-            }
-            "array" => {
-                let items = d.get_item("items")?.ok_or_else(|| unsupported("an array without items"))?;
-                Node::Array(self.compile(&items)?)
-            }
-            "map" => {
-                let values = d.get_item("values")?.ok_or_else(|| unsupported("a map without values"))?;
-                Node::Map(self.compile(&values)?)
-            }
-            other => primitive(other).ok_or_else(|| unsupported(other))?,
-        };
-        let node = match prepare {
-            Some(prepare) => {
-                let inner = self.push(base);
-                Node::Logical { prepare: prepare.unbind(), schema: d.clone().into_any().unbind(), inner, fast }
-            }
-            None => base,
-        };
-        Ok(match slot {
-            Some((i, _)) => {
-                self.nodes[i] = node;
-                i
-            }
-            None => self.push(node),
-        })
-    }
-
-    fn union(&mut self, branches: &Bound<'py, PyList>) -> PyResult<usize> {
-        // the generator's own case: two branches, one of them "null"
-        let is_null =
-            |b: &Bound<'py, PyAny>| b.cast::<PyString>().map(|s| s.to_str().ok() == Some("null")).unwrap_or(false);
-        if branches.len() == 2 {
-            let (a, b) = (branches.get_item(0)?, branches.get_item(1)?);
-            let nullable = match (is_null(&a), is_null(&b)) {
-                (true, false) => Some((0u8, b)),
-                (false, true) => Some((1u8, a)),
-                _ => None,
-            };
-            if let Some((null_idx, other)) = nullable {
-                let other = self.compile(&other)?;
-                return Ok(self.push(Node::Nullable {
-                    null_byte: null_idx * 2,
-                    other_byte: (1 - null_idx) * 2,
-                    other,
-                }));
+            let fast = fast(t)?;
+            Node::Logical {
+                prepare: prepare.unbind(),
+                schema: item(t, 2)?.unbind(),
+                inner: index(&item(t, 3)?, n)?,
+                fast,
             }
         }
-        // any other union: the pure encoder is fastavro's for the whole schema, whose branch choice
-        // the loop reproduces for branches it can tell apart by the value's exact type
-        self.general_union = true;
-        if branches.is_empty() {
-            return Err(unsupported("an empty union"));
-        }
-        let mut out = Vec::new();
-        let (mut arrays, mut maps) = (0, 0);
-        for b in branches.iter() {
-            let node = self.compile(&b)?;
-            let kind = match &self.nodes[node] {
-                Node::Null => Kind::Null,
-                Node::Boolean => Kind::Boolean,
-                Node::Int => Kind::Int,
-                Node::Long => Kind::Long,
-                Node::Float => Kind::Float,
-                Node::Double => Kind::Double,
-                Node::String => Kind::String,
-                Node::Bytes => Kind::Bytes,
-                Node::Fixed(n) => Kind::Fixed(*n),
-                Node::Enum(t) => Kind::Enum(t.clone_ref(self.py)),
-                Node::Array(_) => {
-                    arrays += 1;
-                    Kind::Array
-                }
-                Node::Map(_) => {
-                    maps += 1;
-                    Kind::Map
-                }
-                // Pending: a recursive reference to a record still being compiled (only records
-                // have bodies that can refer back)
-                Node::Record(_) | Node::Pending => Kind::Record,
-                // logical branches (fastavro validates them after its prepare function), nested unions
-                _ => return Err(unsupported("this union branch (logical or nested)")),
-            };
-            out.push((kind, node));
-        }
-        if arrays > 1 || maps > 1 {
-            return Err(unsupported("a union with two arrays or two maps"));
-        }
-        Ok(self.push(Node::Union(out)))
-    }
-
-    fn record(&mut self, d: &Bound<'py, PyDict>) -> PyResult<Node> {
-        let fields = d.get_item("fields")?.ok_or_else(|| unsupported("a record without fields"))?;
-        let mut out = Vec::new();
-        for f in fields.try_iter()? {
-            let f = f?;
-            let f = f.cast::<PyDict>().map_err(|_| unsupported("a field that is not a dict"))?;
-            let name: String = f
-                .get_item("name")?
-                .ok_or_else(|| unsupported("a field without a name"))?
-                .extract()
-                .map_err(|_| unsupported("a non-string field name"))?;
-            let ftype = f.get_item("type")?.ok_or_else(|| unsupported("a field without a type"))?;
-            let node = self.compile(&ftype)?;
-            let default = f.get_item("default")?.map(Bound::unbind);
-            out.push(Field { key: PyString::intern(self.py, &name).unbind(), node, default });
-        }
-        Ok(Node::Record(out))
-    }
+        _ => return Err(bad("unknown opcode")),
+    })
 }
 
-/// Compile a schema parsed by fastavro's `parse_schema` (and checked by serdes' schema check).
-/// Raises NotImplementedError for what the native encoder leaves to the pure one.
-pub(crate) fn compile<'py>(
-    py: Python<'py>,
-    schema: &Bound<'py, PyAny>,
-    logical_writers: &Bound<'py, PyDict>,
-    fast_logical: &Bound<'py, PyDict>,
+/// Check and build a program lowered by serdes/avro/_native_encoder.py.
+pub(crate) fn compile(
+    py: Python<'_>,
+    nodes: &Bound<'_, PyList>,
+    root: usize,
+    recursive: bool,
+    general_union: bool,
 ) -> PyResult<Program> {
-    // node 0 is the string node map keys are encoded with (mod.rs: STRING_KEY)
-    let mut c = Compiler {
-        py,
-        logical_writers: logical_writers.clone(),
-        fast_logical: fast_logical.clone(),
-        nodes: vec![Node::String],
-        named: HashMap::new(),
-        stack: Vec::new(),
-        recursive: false,
-        general_union: false,
-        guard: Guard::here(),
-    };
-    let root = c.compile(schema)?;
-    if c.nodes.iter().any(|n| matches!(n, Node::Pending)) {
-        return Err(unsupported("this schema (a named type left unfinished)"));
+    let n = nodes.len();
+    if root >= n {
+        return Err(bad("root out of range"));
     }
-    Ok(Program { nodes: c.nodes, root, recursive: c.recursive, general_union: c.general_union })
+    let mut out = Vec::with_capacity(n);
+    for t in nodes.iter() {
+        out.push(node(py, tuple(&t, "a node")?, n)?);
+    }
+    // map keys are written with node 0 (mod.rs: STRING_KEY)
+    if !matches!(out[0], Node::String) {
+        return Err(bad("node 0 is not the string node"));
+    }
+    // a logical node converts and then writes with its inner node without going a level deeper:
+    // a chain of them must end, so an inner node is never logical itself
+    for nd in &out {
+        if let Node::Logical { inner, .. } = nd {
+            if matches!(out[*inner], Node::Logical { .. }) {
+                return Err(bad("a logical node's inner node is logical"));
+            }
+        }
+    }
+    Ok(Program { nodes: out, root, recursive, general_union })
 }

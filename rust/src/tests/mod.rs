@@ -6,19 +6,33 @@
 use std::ffi::CString;
 
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyModule;
 
 mod abi;
 mod decoder;
 mod encoder;
 
+/// serdes, imported once for every test: test threads importing it at the same time would see
+/// each other's half-imported modules.
+static SERDES: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+/// This checkout's serdes (its program lowerings), before any installed one, as pure Python: its
+/// own build of the extension is not the one under test.
+fn import_serdes(py: Python<'_>) -> PyResult<Py<PyModule>> {
+    py.import("sys")?.getattr("path")?.call_method1("insert", (0, concat!(env!("CARGO_MANIFEST_DIR"), "/..")))?;
+    py.import("os")?.getattr("environ")?.set_item("SERDES_PURE_PYTHON", "1")?;
+    Ok(py.import("serdes.avro")?.unbind())
+}
+
 /// Run `f` with the GIL, the extension module (as `native`) and support.py (as `support`,
-/// which has `native` bound too).
+/// which has `native` bound too), this checkout first on `sys.path`.
 pub(crate) fn with_support<F>(f: F)
 where
     F: for<'py> FnOnce(Python<'py>, &Bound<'py, PyModule>),
 {
     Python::attach(|py| {
+        SERDES.get_or_init(py, || import_serdes(py).expect("this checkout's serdes imports"));
         let native = pyo3::wrap_pymodule!(crate::_serdes_native)(py);
         let code = CString::new(include_str!("support.py")).expect("no NUL in support.py");
         let support = PyModule::from_code(py, &code, c"support.py", c"support").expect("support.py loads");

@@ -1,13 +1,12 @@
 """Python side of the extension's Rust unit tests (rust/src/tests/): builds native objects the way
 serdes does and checks them against Python's datetime/decimal, fastavro's logical writers and
-the Avro spec's encodings written out here. ``native`` is bound by the test harness. Each
+the Avro spec's encodings written out here. ``native`` is bound by the test harness, which has
+imported this checkout's serdes (its lowerings) as pure Python. Each
 ``check_*`` raises AssertionError on the first difference."""
 
 import datetime
 import decimal
-import importlib.util
 import uuid
-import warnings
 
 native = None  # the extension module, set by rust/src/tests/mod.rs
 
@@ -231,9 +230,86 @@ def fallback(value, ctx):
     return ("fallback", value)
 
 
-def encoder(schema, logical=None, fast=None, max_depth=100, prefix=b"P"):
-    return native.AvroEncoder(schema, prefix, fallback, None, False, False, max_depth, logical or {}, Invalid,
-                              fast or {}, CLASSES)
+def program(schema):
+    """serdes' program for ``schema`` (serdes/avro/_native_encoder.py's lowering)."""
+    from fastavro import parse_schema
+
+    from serdes.avro._native_encoder import lower
+
+    return lower(parse_schema(schema))
+
+
+def encoder(schema, max_depth=100, prefix=b"P"):
+    return encoder_of(*program(schema), max_depth=max_depth, prefix=prefix)
+
+
+def encoder_of(nodes, root, recursive=False, general_union=False, max_depth=100, prefix=b"P"):
+    return native.AvroEncoder(nodes, root, recursive, general_union, prefix, fallback, None, False, False, max_depth,
+                              Invalid, CLASSES)
+
+
+def check_encoder_program_validation():
+    from serdes import _native_opcodes as op
+
+    s = (op.E_STRING,)
+    good = [s, (op.E_LONG,)]
+    assert encoder_of(good, 1)(3) == b"P" + zigzag(3)
+    bad = [
+        ([], 0, "root out of range"),
+        (good, 2, "root out of range"),
+        ([(op.E_LONG,)], 0, "node 0 is not the string node"),
+        ([s, (99,)], 1, "unknown opcode"),
+        ([s, (-1,)], 1, "unknown opcode"),
+        ([s, (2**70,)], 1, "opcode is not an int"),
+        ([s, [op.E_LONG]], 1, "a node is not a tuple"),
+        ([s, ()], 1, "node tuple too short"),
+        ([s, (op.E_ARRAY, 2)], 1, "node index out of range"),
+        ([s, (op.E_MAP, -1)], 1, "node index out of range"),
+        ([s, (op.E_FIXED, -1)], 1, "negative fixed size"),
+        ([s, (op.E_FIXED, "4")], 1, "fixed size is not an int"),
+        ([s, (op.E_ENUM, ["a"])], 1, "enum table is not a dict"),
+        ([s, (op.E_NULLABLE, 0, 0, 0)], 1, "not 0 and 2"),
+        ([s, (op.E_NULLABLE, 0, 2, 5)], 1, "node index out of range"),
+        ([s, (op.E_UNION, [])], 1, "a union without branches"),
+        ([s, (op.E_UNION, ((op.E_STRING, 0, None),))], 1, "union branches are not a list"),
+        ([s, (op.E_UNION, [(op.E_LOGICAL, 0, None)])], 1, "unknown branch kind"),
+        ([s, (op.E_UNION, [(op.E_FIXED, 0, None)])], 1, "fixed size is not an int"),
+        ([s, (op.E_UNION, [(op.E_STRING, 3, None)])], 1, "node index out of range"),
+        ([s, (op.E_RECORD, [("a", 0)])], 1, "node tuple too short"),
+        ([s, (op.E_RECORD, [(b"a", 0, False, None)])], 1, "a field name is not a str"),
+        ([s, (op.E_RECORD, [("a", 9, False, None)])], 1, "node index out of range"),
+        ([s, (op.E_LOGICAL, None, {}, 0, 0, 0, 0)], 1, "not callable"),
+        ([s, (op.E_LOGICAL, str, {}, 0, 42, 0, 0)], 1, "unknown fast code"),
+        ([s, (op.E_LOGICAL, str, {}, 0, op.F_DECIMAL, 2**64, 0)], 1, "decimal precision is not an int"),
+        # a chain of logical nodes would convert forever without going a level deeper
+        ([s, (op.E_LOGICAL, str, {}, 1, 0, 0, 0)], 1, "inner node is logical"),
+    ]
+    for nodes, root, msg in bad:
+        raises(ValueError, encoder_of, nodes, root, match=msg)
+    # a cycle through a container is a recursive type: values bound it, level by level
+    cyc = [s, (op.E_ARRAY, 1)]
+    raises(Invalid, encoder_of(cyc, 1, recursive=True, max_depth=3), [[[[[]]]]], match="serdes.max.depth=3")
+
+
+def check_encoder_lowering():
+    from serdes import _native_opcodes as op
+
+    # the named type is one node however often it is used; the recursion is reported
+    nodes, root, recursive, general = program(
+        {"type": "record", "name": "N", "fields": [
+            {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}},
+            {"name": "f", "type": "E"}, {"name": "n", "type": ["null", "N"]}]})
+    assert nodes[0] == (op.E_STRING,) and recursive and not general
+    (_, fields) = nodes[root]
+    assert [f[0] for f in fields] == ["e", "f", "n"] and fields[0][1] == fields[1][1]
+    assert nodes[fields[2][1]] == (op.E_NULLABLE, 0, 2, root)
+    assert encoder_of(nodes, root, recursive)({"e": "B", "f": "A", "n": {"e": "A", "f": "A", "n": None}}) == (
+        b"P" + zigzag(1) + zigzag(0) + b"\x02" + zigzag(0) + zigzag(0) + b"\x00")
+    nodes, root, recursive, general = program(["null", "long", {"type": "fixed", "name": "F", "size": 2}])
+    assert general and not recursive
+    assert [b[0] for b in nodes[root][1]] == [op.E_NULL, op.E_LONG, op.E_FIXED] and nodes[root][1][2][2] == 2
+    e = encoder_of(nodes, root, recursive, general)
+    assert e(None) == b"P" + zigzag(0) and e(5) == b"P" + zigzag(1) + zigzag(5) and e(b"ab") == b"P" + zigzag(2) + b"ab"
 
 
 def check_encoder_longs():
@@ -250,28 +326,35 @@ def check_encoder_longs():
 def check_encoder_logical():
     from fastavro.write import LOGICAL_WRITERS
 
+    from serdes import _native_opcodes as op
+
     cases = [
-        ({"type": "int", "logicalType": "date"}, "int-date", 4,
+        ({"type": "int", "logicalType": "date"}, "int-date", op.F_DATE,
          [datetime.date(1, 1, 1), datetime.date(9999, 12, 31), datetime.date(1970, 1, 1), datetime.date(1969, 12, 31),
           datetime.date(2000, 2, 29), datetime.date(1582, 10, 15), 12]),
-        ({"type": "long", "logicalType": "timestamp-micros"}, "long-timestamp-micros", 3,
+        ({"type": "long", "logicalType": "timestamp-micros"}, "long-timestamp-micros", op.F_TS_US,
          [datetime.datetime(1, 1, 1, tzinfo=UTC), datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
           EPOCH, EPOCH - US, EPOCH - 1500 * US, datetime.datetime(2024, 2, 29, 12, 0, 1, 5, tzinfo=UTC), -5]),
-        ({"type": "long", "logicalType": "timestamp-millis"}, "long-timestamp-millis", 2,
+        ({"type": "long", "logicalType": "timestamp-millis"}, "long-timestamp-millis", op.F_TS_MS,
          [datetime.datetime(1, 1, 1, tzinfo=UTC), datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC),
           EPOCH, EPOCH - US, EPOCH - 1500 * US, EPOCH + 999 * US, datetime.datetime(2024, 2, 29, 12, 0, 1, 5, tzinfo=UTC)]),
-        ({"type": "string", "logicalType": "uuid"}, "string-uuid", 1,
+        ({"type": "string", "logicalType": "uuid"}, "string-uuid", op.F_UUID,
          [uuid.UUID(int=0), uuid.UUID(int=2**128 - 1), uuid.UUID("12345678-9abc-def0-1234-56789abcdef0")]),
-        ({"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}, "bytes-decimal", 5,
+        ({"type": "bytes", "logicalType": "decimal", "precision": 10, "scale": 2}, "bytes-decimal", op.F_DECIMAL,
          [decimal.Decimal(s) for s in ("0", "-0", "0.00", "1.23", "-1.23", "12345678.90", "-99999999.99", "1E+3",
                                        "5E-1", "-128", "1.27", "-1.28", "1.234", "123456789.00", "NaN")]),
-        ({"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": 0}, "bytes-decimal", 5,
+        ({"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": 0}, "bytes-decimal", op.F_DECIMAL,
          [decimal.Decimal(10**37 * 4 - 1), decimal.Decimal(-(10**37) * 4 + 1), decimal.Decimal(2**126),
           decimal.Decimal(2**126 - 1), decimal.Decimal(-(2**126))]),
     ]
     for schema, key, code, values in cases:
-        prepare = LOGICAL_WRITERS[key]
-        e = encoder(schema, {key: prepare}, {key: code})
+        nodes, root, _, _ = program(schema)
+        (opcode, prepare, _, _, fast, _, _) = nodes[root]
+        # the program converts natively what fastavro's own prepare function converts, and calls
+        # that function (for decimals: after checking the digits, as the pure encoder does) otherwise
+        assert opcode == op.E_LOGICAL and fast == code, key
+        assert prepare is LOGICAL_WRITERS[key] or key == "bytes-decimal", key
+        e = encoder_of(nodes, root)
         base = encoder(schema["type"])
         for v in values:
             try:
@@ -304,14 +387,20 @@ def check_encoder_depth():
 
 def check_abi(package_dir):
     """abi_version() is serdes/_native.py's format_hash of the FORMAT_SOURCES it names."""
-    spec = importlib.util.spec_from_file_location("serdes_native_seam", f"{package_dir}/_native.py")
-    seam = importlib.util.module_from_spec(spec)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # loaded outside its package, it finds no extension: it warns
-        spec.loader.exec_module(seam)
+    from pathlib import Path
+
+    from serdes import _native
+
     sources = native.FORMAT_SOURCES
-    assert "avro/_native_decoder.py" in sources and "avro/_native_encoder.py" in sources, sources
+    assert {"_native_opcodes.py", "avro/_native_decoder.py", "avro/_native_encoder.py"} <= set(sources), sources
     abi = native.abi_version()
     assert isinstance(abi, str) and len(abi) == 16, abi
-    want = seam.format_hash(sources, __import__("pathlib").Path(package_dir))
+    want = _native.format_hash(sources, Path(package_dir))
     assert abi == want, (abi, want)
+
+
+def check_opcodes():
+    """The opcodes the extension reads are the ones serdes' lowerings write."""
+    from serdes import _native_opcodes
+
+    assert native.OPCODES == _native_opcodes.tables(), (native.OPCODES, _native_opcodes.tables())

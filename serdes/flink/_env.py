@@ -126,6 +126,7 @@ def create_env(
     chaining: bool = True,
     config: Dict[str, Any] | None = None,
     strict_types: bool = False,
+    speedups: str | None = None,
 ) -> StreamExecutionEnvironment:
     """A configured ``StreamExecutionEnvironment`` (``execution_mode``: "process" or "thread").
 
@@ -140,8 +141,15 @@ def create_env(
     ``output_type``/``key_type`` is given); serdes' keyed operators also refuse pickled keyed state
     when the state is requested.  Types inside fused Python operator chains are not checked (no
     coder runs there).
+
+    ``speedups`` (or ``serdes.flink.speedups`` in ``config``): ``"auto"`` (the default), ``"on"`` or
+    ``"off"``, the switch of serdes' process-mode speedups of PyFlink (docs/flink.md,
+    Performance), carried to the Python workers as a global job parameter; without it each worker
+    reads the ``SERDES_FLINK_SPEEDUPS`` environment variable.  An invalid value of either raises
+    ``ValueError`` here.
     """
     quiet_beam_gcs_warning()
+    switch = _speedups_switch(speedups, config)
     from pyflink.common import Configuration
     from pyflink.datastream import StreamExecutionEnvironment
 
@@ -160,9 +168,16 @@ def create_env(
         # Python operators into one Python operator (PythonOperatorChainingOptimizer).
         conf.set_string("python.operator-chaining.enabled", "false")
     for k, v in (config or {}).items():
-        conf.set_string(k, str(v))
+        if k != _pyflink.SPEEDUPS_KEY:  # serdes' own key, not Flink's: a job parameter below
+            conf.set_string(k, str(v))
     env = StreamExecutionEnvironment.get_execution_environment(conf)
     env.set_parallelism(parallelism)
+    if switch is not None:
+        # PyFlink hands a job's global parameters to each Python operator's runtime context
+        # (get_job_parameter): the one channel from here to the workers on any deployment
+        params = env.get_config().get_global_job_parameters()
+        params[_pyflink.SPEEDUPS_KEY] = switch
+        env.get_config().set_global_job_parameters(params)
     if not chaining:
         env.disable_operator_chaining()
     from ._graph import install_checks
@@ -170,6 +185,21 @@ def create_env(
     mode = (config or {}).get("python.execution-mode", execution_mode)
     install_checks(env, thread_mode=mode == "thread", strict_types=strict_types)
     return configure(env, connector_jar)
+
+
+def _speedups_switch(speedups: str | None, config: Dict[str, Any] | None) -> str | None:
+    """The speedups switch given to create_env (argument, else config key), checked; ``None`` when
+    neither is given.  The environment variable is checked too: workers started from this process
+    (a MiniCluster, a local cluster) read it."""
+    _pyflink.parse_speedups(os.environ.get(_pyflink.SPEEDUPS_ENV), _pyflink.SPEEDUPS_ENV)
+    from_config = (config or {}).get(_pyflink.SPEEDUPS_KEY)
+    if speedups is not None and from_config is not None and str(speedups) != str(from_config):
+        raise ValueError(f"speedups={speedups!r} and config[{_pyflink.SPEEDUPS_KEY!r}]={from_config!r} disagree")
+    if speedups is not None:
+        return _pyflink.parse_speedups(speedups, "create_env(speedups=...)")
+    if from_config is not None:
+        return _pyflink.parse_speedups(str(from_config), f"config[{_pyflink.SPEEDUPS_KEY!r}]")
+    return None
 
 
 def from_sequence(env: StreamExecutionEnvironment, start: int, end: int, name: str = "sequence") -> DataStream:

@@ -214,7 +214,7 @@ class KafkaKeyedProcess(KeyedProcessFunction):
 
     def open(self, runtime_context: RuntimeContext) -> None:
         _pyflink.speed_up_key_changes(runtime_context)  # process mode: PyFlink's key change, cheaper
-        _pyflink.speed_up_records(self)  # process mode: PyFlink's per-record wrapper, leaner
+        _pyflink.speed_up_records(self, runtime_context)  # process mode: PyFlink's per-record wrapper, leaner
         self.decode.open(runtime_context)  # its serdes_decoded is batched (_metrics.py)
         if self.sink_encoder is not None:
             self.sink_encoder.open(runtime_context)
@@ -282,7 +282,7 @@ class KeyByDecodedField(ProcessFunction):
         self.key_by = key_by
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        _pyflink.speed_up_records(self)  # process mode: PyFlink's per-record wrapper, leaner
+        _pyflink.speed_up_records(self, runtime_context)  # process mode: PyFlink's per-record wrapper, leaner
         self.decode.open(runtime_context)
         if hasattr(self.key_by, "open"):
             self.key_by.open(runtime_context)

@@ -16,6 +16,9 @@ once per process). One that an apache-flink release renamed or dropped raises
 :class:`PyFlinkAPIError` naming it, its owner and the installed apache-flink version, instead of
 being silently skipped (the job-graph checks turned off, thread-mode state decoded as tuples of
 ints). Verified against apache-flink 2.2.1, the release ``serdes[flink]`` pins.
+The one exception are the process-mode speedups (:func:`speed_up_key_changes`,
+:func:`speed_up_records`): an optimization, so a mismatch there leaves PyFlink's own code and logs
+one warning per process instead (:func:`speedups_allowed`, the ``SERDES_FLINK_SPEEDUPS`` switch).
 
 The Java classes reached through the gateway (``PythonConfigUtil``,
 ``PythonOperatorChainingOptimizer``, ``SavepointFormatType``, the shim's classes) are Flink's and
@@ -28,6 +31,7 @@ import functools
 import importlib
 import importlib.metadata
 import logging
+import os
 import sys
 from types import FrameType, ModuleType
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -52,6 +56,11 @@ __all__ = [
     "prepare_python_operators",
     "replace_stream_graph",
     "bytes_state_as_bytes",
+    "SPEEDUPS_ENV",
+    "SPEEDUPS_KEY",
+    "SPEEDUPS_VERIFIED",
+    "parse_speedups",
+    "speedups_allowed",
     "speed_up_key_changes",
     "speed_up_records",
     "new_row",
@@ -249,9 +258,105 @@ def bytes_state_as_bytes(state: Any) -> None:
 # -- process-mode keyed state: key changes ---------------------------------------------------------
 
 _REMOTE_STATE = "pyflink.fn_execution.state_impl"
-#: the apache-flink release whose ``RemoteKeyedStateBackend.set_current_key`` :func:`_set_current_key`
-#: was checked against line by line; on any other release PyFlink's own method stays
-_KEY_CHANGE_VERIFIED = "2.2.1"
+
+# -- the switch: may the process-mode speedups run here? ------------------------------------------
+
+#: the apache-flink releases whose internals :func:`_set_current_key` and the per-record wrappers
+#: were checked against line by line (and the differential tests of tests/flink run on): with the
+#: switch at ``auto`` the speedups run on these only
+SPEEDUPS_VERIFIED: Tuple[str, ...] = ("2.2.1",)
+#: the environment variable of the switch (read in each Python worker, and checked by create_env)
+SPEEDUPS_ENV = "SERDES_FLINK_SPEEDUPS"
+#: the key of the switch in ``create_env(config=...)``, carried to the workers as a global job parameter
+SPEEDUPS_KEY = "serdes.flink.speedups"
+_SPEEDUPS_VALUES = ("auto", "on", "off")
+
+#: one WARNING per worker process: set once the speedups were not applied for a reason worth saying
+_warned = False
+
+
+def parse_speedups(value: Optional[str], source: str = SPEEDUPS_ENV) -> str:
+    """The switch's value, ``"auto"`` when unset or empty; ``ValueError`` naming ``source`` otherwise."""
+    if value is None or not str(value).strip():
+        return "auto"
+    setting = str(value).strip().lower()
+    if setting not in _SPEEDUPS_VALUES:
+        raise ValueError(f"{source}={value!r}: the switch of serdes' PyFlink speedups takes one of "
+                         f"{', '.join(_SPEEDUPS_VALUES)} (auto: on for apache-flink {', '.join(SPEEDUPS_VERIFIED)})")
+    return setting
+
+
+def _not_applied(why: str) -> None:
+    """Say once per process that PyFlink's own code runs, and why."""
+    global _warned
+    if _warned:
+        _log.debug("serdes' PyFlink speedups not applied: %s", why)
+        return
+    _warned = True
+    _log.warning("serdes' process-mode speedups are not applied on apache-flink %s (%s); PyFlink's own "
+                 "code path runs, with the same results, slower (set %s=off to silence this)",
+                 _installed_version(), why, SPEEDUPS_ENV)
+
+
+def _installed_version() -> str:
+    try:
+        return pyflink_version()
+    except Exception:  # noqa: BLE001 - only for the message
+        return "(unknown version)"
+
+
+def _setting(runtime_context: Any) -> Tuple[str, str]:
+    """(raw value, where it came from): the job parameter :data:`SPEEDUPS_KEY` when the operator's
+    runtime context has it (set by ``create_env``), else :data:`SPEEDUPS_ENV`, else auto."""
+    get = getattr(runtime_context, "get_job_parameter", None)
+    if get is not None:
+        try:
+            value = get(SPEEDUPS_KEY, None)
+        except Exception:  # noqa: BLE001 - a context that cannot answer: the env var decides
+            value = None
+        if value is not None:
+            return str(value), f"job parameter {SPEEDUPS_KEY}"
+    return os.environ.get(SPEEDUPS_ENV, ""), SPEEDUPS_ENV
+
+
+def speedups_allowed(runtime_context: Any = None) -> bool:
+    """May serdes' process-mode speedups run in this worker?  ``False`` in thread mode and outside
+    a Python worker (silently), with the switch ``off`` (a debug log), and with ``auto`` on a release
+    not in :data:`SPEEDUPS_VERIFIED` or an invalid value (the one warning); ``True`` with ``on``
+    (on any release: the installers check the internals and fall back) and with ``auto`` on a
+    verified release.  Never raises."""
+    if _REMOTE_STATE not in sys.modules:  # process mode's state module: not loaded in thread mode
+        return False
+    raw, source = _setting(runtime_context)
+    try:
+        setting = parse_speedups(raw, source)
+    except ValueError as exc:
+        _not_applied(str(exc))
+        return False
+    if setting == "off":
+        _log.debug("serdes' PyFlink speedups off (%s=%s)", source, raw)
+        return False
+    if setting == "auto":
+        version = _installed_version()
+        if version not in SPEEDUPS_VERIFIED:
+            _not_applied(f"release not verified, verified: {', '.join(SPEEDUPS_VERIFIED)}; "
+                         f"{SPEEDUPS_ENV}=on tries them")
+            return False
+    return True
+
+
+def _attempt(what: str, install: Callable[..., Optional[str]], *args: Any) -> bool:
+    """Run one installer; ``True`` when it installed.  A mismatch it names (its return value) or any
+    exception it raises -> ``False``, nothing changed (installers check everything before they
+    change anything), and the one warning: an optimization never fails a job."""
+    try:
+        mismatch = install(*args)
+    except Exception as exc:  # noqa: BLE001 - anything: PyFlink's own path is always correct
+        mismatch = f"{type(exc).__name__}: {exc}"
+    if mismatch is None:
+        return True
+    _not_applied(f"{what}: {mismatch}")
+    return False
 
 
 #: encoded keys a backend remembers (by key value) before it starts again: keys come from records
@@ -321,22 +426,30 @@ def _row_class() -> type:
 def speed_up_key_changes(runtime_context: Any) -> bool:
     """Give a process-mode keyed operator's state backend :func:`_set_current_key`.
 
-    Only for the ``RemoteKeyedStateBackend`` of apache-flink 2.2.1 (the release it was checked
-    against), and only on that operator's backend instance (not PyFlink's class): ``False``, and
-    nothing changed, in thread mode (the state lives in the JVM), for non-keyed operators and on
-    other releases. The attributes it uses are checked here, by name, before anything changes.
+    Only when :func:`speedups_allowed`, and only on that operator's ``RemoteKeyedStateBackend``
+    instance (not PyFlink's class): ``False``, and nothing changed, in thread mode (the state lives
+    in the JVM), for non-keyed operators, with the switch off, and when anything it uses is not
+    what it was checked against (then with the one warning).  Never raises.
     """
-    if _REMOTE_STATE not in sys.modules or pyflink_version() != _KEY_CHANGE_VERIFIED:
+    if not speedups_allowed(runtime_context):
         return False
     backend: Any = getattr(runtime_context, "_keyed_state_backend", None)
+    if backend is None:
+        return False  # not a keyed operator
+    return _attempt("key change", _install_key_change, backend)
+
+
+def _install_key_change(backend: Any) -> Optional[str]:
+    """Install :func:`_set_current_key` on ``backend``; what did not match, or ``None`` when done.
+    The attributes it uses are read by name before anything changes."""
     remote = require(_module(_REMOTE_STATE), "RemoteKeyedStateBackend")
     if type(backend) is not remote:
-        return False
+        return f"the keyed state backend is a {type(backend).__qualname__}, not PyFlink's RemoteKeyedStateBackend"
     for name in ("_current_key", "_encoded_current_key", "_internal_state_cache", "_state_cache_size",
                  "_encode_namespace", "_all_states", "_key_coder_impl"):
         require(backend, name)
     backend.set_current_key = functools.partial(_set_current_key, backend, {}, _row_class())
-    return True
+    return None
 
 
 # -- process-mode Python operations: the per-record wrapper --------------------------------------
@@ -491,7 +604,7 @@ _BEAM_OPERATIONS = "pyflink.fn_execution.beam.beam_operations_fast"
 _FAST_CODERS = "pyflink.fn_execution.coder_impl_fast"
 #: ``extract_stateless_function``'s REVISE_OUTPUT function (``[ts, wm, data]`` -> ``Row(ts, data)``),
 #: and serdes' replacement of it (found again, so installing twice changes nothing)
-_REVISE_OUTPUT = ("extract_stateless_function.<locals>.revise_output", "_speed_up_revise.<locals>.revise_record")
+_REVISE_OUTPUT = ("extract_stateless_function.<locals>.revise_output", "_revise_plan.<locals>.revise_record")
 
 
 def _revise_operations(operation: Any) -> List[Any]:
@@ -525,30 +638,28 @@ def _revise_operations(operation: Any) -> List[Any]:
     return found
 
 
-def _speed_up_revise(operation: Any) -> int:
-    """Give the REVISE_OUTPUT operations after ``operation`` PyFlink's ``revise_output`` without its
-    ``Row(timestamp, data)``: the same values as the Cython ``InternalRow`` the runner's row coder
-    encodes directly (a ``Row`` without field names costs it a raising ``hasattr`` per record)."""
+def _revise_plan(operation: Any) -> Tuple[List[Any], Optional[Callable[[Any], Any]]]:
+    """The REVISE_OUTPUT operations after ``operation`` and their replacement ``revise_output``:
+    PyFlink's without its ``Row(timestamp, data)``, the same values as the Cython ``InternalRow``
+    the runner's row coder encodes directly (a ``Row`` without field names costs it a raising
+    ``hasattr`` per record).  Nothing is changed here."""
     try:
         internal_row = require(importlib.import_module(_FAST_CODERS), "InternalRow")
     except ImportError:
-        return 0
+        return [], None
     insert = _row_insert().value
 
     def revise_record(value: Any) -> Any:
         # VALUE[CURRENT_TIMESTAMP, CURRENT_WATERMARK, NORMAL_DATA] -> (timestamp, data), kind INSERT
         return (internal_row([value[0], value[2]], insert),)
 
-    revises = _revise_operations(operation)
-    for revise in revises:
-        revise.process_element_func = revise_record
-    return len(revises)
+    return _revise_operations(operation), revise_record
 
 
-def speed_up_records(function: Any) -> bool:
+def speed_up_records(function: Any, runtime_context: Any = None) -> bool:
     """Give the process-mode operation running ``function`` (a ``KeyedProcessFunction`` or a
-    ``ProcessFunction``, from its ``open()``) a per-record wrapper with the same effects as PyFlink
-    2.2.1's and its Python layers removed.
+    ``ProcessFunction`` of serdes', from its ``open()``, with its ``runtime_context``) a per-record
+    wrapper with the same effects as PyFlink 2.2.1's and its Python layers removed.
 
     Per record PyFlink runs two or three nested calls (for a keyed operation
     ``RunnerInputHandler.process_element``, a generator, and the operation's ``process_element``
@@ -560,26 +671,35 @@ def speed_up_records(function: Any) -> bool:
     gave it for an equal key), ``function.process_element`` is called, and its outputs are handed
     on by :func:`_emitter`.  Timers keep PyFlink's path.
 
-    Only on apache-flink 2.2.1, only for the KEYED_PROCESS / PROCESS operation whose user function
-    is ``function``: ``False``, and nothing changed, otherwise (thread mode, other releases, other
-    operations).  Every attribute used is checked by name before anything changes.
+    Only when :func:`speedups_allowed`, only for the KEYED_PROCESS / PROCESS operation whose user
+    function is ``function``: ``False``, and nothing changed, otherwise (thread mode, the switch
+    off, a release not verified, other operations, internals that do not match: the last with the
+    one warning).  Every attribute used is checked by name before anything changes.  Never raises.
     """
-    if _REMOTE_STATE not in sys.modules or pyflink_version() != _KEY_CHANGE_VERIFIED:
+    if not speedups_allowed(runtime_context):
         return False
+    return _attempt("per-record wrapper", _install_records, function)
+
+
+def _install_records(function: Any) -> Optional[str]:
+    """Install :func:`speed_up_records`' wrapper; what did not match, or ``None`` when done."""
     operation = _opening_operation(function)
     if operation is None:
-        return False
+        return f"no PyFlink StatefulOperation / StatelessOperation is opening {type(function).__qualname__}"
     current = require(operation, "process_element_func")
     handler = getattr(current, "__self__", None)
     replacement = (_keyed_record_function(handler, function) if handler is not None
                    else _process_record_function(current, function))
     if replacement is None:
-        return False
+        return f"the per-record function of {type(operation).__name__} is not the one checked against"
+    revises, revise_record = _revise_plan(operation)
+    # everything found: only assignments from here on
     operation.process_element_func = replacement
-    revised = _speed_up_revise(operation)
+    for revise in revises:
+        revise.process_element_func = revise_record
     _log.debug("per-record wrapper of %s installed for %s; REVISE_OUTPUT functions replaced: %d",
-               type(operation).__name__, type(function).__name__, revised)
-    return True
+               type(operation).__name__, type(function).__name__, len(revises))
+    return None
 
 
 # -- type information -----------------------------------------------------------------------------

@@ -22,7 +22,6 @@ from pyflink.datastream import (
     RuntimeContext,
 )
 
-from . import _pyflink
 from ._descriptor_codec import PICKLE_MODULE
 from ._typed_state import call_close, call_open
 
@@ -57,8 +56,8 @@ class _Delegating:
         self._call = getattr(fn, self._method) if self._method and hasattr(fn, self._method) else fn
 
     def open(self, runtime_context: RuntimeContext) -> None:
-        _pyflink.speed_up_key_changes(runtime_context)  # keyed, process mode: PyFlink's key change, cheaper
-        _pyflink.speed_up_records(self)  # process mode: PyFlink's per-record wrapper, leaner
+        # no speedups here: the operation and its keyed state are the user's function's, which
+        # serdes only wraps; PyFlink's own per-record and key-change code runs
         call_open(self.fn, runtime_context)
 
     def close(self) -> None:

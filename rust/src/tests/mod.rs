@@ -25,6 +25,19 @@ fn import_serdes(py: Python<'_>) -> PyResult<Py<PyModule>> {
     Ok(py.import("serdes.avro")?.unbind())
 }
 
+/// support.py, loaded once: `PyModule::from_code` executes into the `sys.modules` entry of the same
+/// name when there is one, so loading it per test would redefine `Corrupt` (and unbind `native`)
+/// under a test running on another thread.
+static SUPPORT: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+fn load_support(py: Python<'_>) -> PyResult<Py<PyModule>> {
+    let native = pyo3::wrap_pymodule!(crate::_serdes_native)(py);
+    let code = CString::new(include_str!("support.py")).expect("no NUL in support.py");
+    let support = PyModule::from_code(py, &code, c"support.py", c"support")?;
+    support.setattr("native", native.bind(py))?;
+    Ok(support.unbind())
+}
+
 /// Run `f` with the GIL, the extension module (as `native`) and support.py (as `support`,
 /// which has `native` bound too), this checkout first on `sys.path`.
 pub(crate) fn with_support<F>(f: F)
@@ -33,11 +46,8 @@ where
 {
     Python::attach(|py| {
         SERDES.get_or_init(py, || import_serdes(py).expect("this checkout's serdes imports"));
-        let native = pyo3::wrap_pymodule!(crate::_serdes_native)(py);
-        let code = CString::new(include_str!("support.py")).expect("no NUL in support.py");
-        let support = PyModule::from_code(py, &code, c"support.py", c"support").expect("support.py loads");
-        support.setattr("native", native.bind(py)).expect("bind native");
-        f(py, &support);
+        let support = SUPPORT.get_or_init(py, || load_support(py).expect("support.py loads")).bind(py);
+        f(py, support);
     });
 }
 

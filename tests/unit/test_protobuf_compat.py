@@ -630,6 +630,17 @@ def test_cli_usage_errors(tmp_path: Path, args: tuple[str, ...]) -> None:
     assert r.stderr
 
 
+def test_cli_unqualified_message_suggests_the_full_name() -> None:
+    """``--message Order`` when the file defines ``shop.Order``: a usage error that names ``shop.Order``."""
+    r = run_cli(FIXTURES / "v1.desc", FIXTURES / "v2_ok.desc", "--message", "Order")
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert "'Order' is not defined" in r.stderr and "did you mean 'shop.Order'?" in r.stderr
+    r = run_cli(FIXTURES / "v1.desc", FIXTURES / "v2_ok.desc", "--message", "other.Item")  # same last part
+    assert r.returncode == 2 and "did you mean 'shop.Item'?" in r.stderr
+    r = run_cli(FIXTURES / "v1.desc", FIXTURES / "v2_ok.desc", "--message", "Nope")  # nothing close: no hint
+    assert r.returncode == 2 and "did you mean" not in r.stderr
+
+
 def test_main_in_process(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([str(FIXTURES / "v1.desc"), str(FIXTURES / "v1.desc")]) == 0
     assert capsys.readouterr().out.startswith("COMPATIBLE")

@@ -422,8 +422,22 @@ def check_compatibility(
     root = strip_dot(message) if message else None
     if root is not None:
         if root not in checker.old.messages:
-            raise ValueError(f"message {root!r} is not defined in the old descriptor set")
+            raise ValueError(f"message {root!r} is not defined in the old descriptor set"
+                             + _did_you_mean(root, checker.old.messages))
         checker.check_message(root)
     else:
         checker.check_all()
     return CompatibilityResult(reasons=checker.reasons, notes=checker.notes, message=root)
+
+
+def _did_you_mean(name: str, defined: dict[str, Any]) -> str:
+    """The hint for a root name that is not defined: the defined messages it is the end of
+    (``Order`` -> ``shop.Order``: names are fully qualified, package included), else those with
+    the same last part (``other.Order`` -> ``shop.Order``); empty when there is none."""
+    matches = sorted(n for n in defined if n.endswith("." + name))
+    if not matches:
+        last = name.rsplit(".", 1)[-1]
+        matches = sorted(n for n in defined if n.rsplit(".", 1)[-1] == last)
+    if not matches:
+        return ""
+    return "; message names are fully qualified: did you mean " + " or ".join(map(repr, matches[:5])) + "?"

@@ -144,7 +144,7 @@ def create_env(
 
     ``speedups`` (or ``serdes.flink.speedups`` in ``config``): ``"auto"`` (the default), ``"on"`` or
     ``"off"``, the switch of serdes' process-mode speedups of PyFlink (docs/flink.md,
-    Performance), carried to the Python workers as a global job parameter; without it each worker
+    "The speedups switch"), carried to the Python workers as a global job parameter; without it each worker
     reads the ``SERDES_FLINK_SPEEDUPS`` environment variable.  An invalid value of either raises
     ``ValueError`` here.
     """

@@ -12,7 +12,8 @@ miss code; nothing is copied.
   decodes or encodes synchronously. Nothing is awaited.
 * **Cache miss**: the engine's miss path calls the registry view, which raises
   :class:`_NeedsRegistry` naming the call it needs. The driver awaits that call on the async
-  client, stores the answer (or the error) and runs the engine step again, which now gets one
+  client (the miss is a :mod:`serdes._drive` plan, the consumers' design), stores the answer
+  (or the error) and runs the engine step again, which now gets one
   answer further; a miss that needs *n* registry calls runs the step *n + 1* times. Registry
   errors are replayed to the engine as raised, so the sync code's error mapping applies and the
   async classes raise the same typed errors as the sync ones.
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Ty
 from confluent_kafka.serialization import SerializationContext
 
 from ._cache import bounded_store
+from ._drive import Plan, drive_async
 from ._errors import RegistryUnavailableError
 
 if TYPE_CHECKING:  # _serde's classes are the engines; only their types are needed here
@@ -106,15 +108,10 @@ class AsyncRegistryView:
             raise _NeedsRegistry(key, call)
         return _replay(found)
 
-    async def _fetch(self, need: _NeedsRegistry) -> None:
-        try:
-            value = need.call()
-            if inspect.isawaitable(value):
-                value = await value
-        except Exception as e:  # replayed to the engine, which types it as the sync path does
-            bounded_store(self._answers, need.key, (False, e), _MAX_ANSWERS)
-        else:
-            bounded_store(self._answers, need.key, (True, value), _MAX_ANSWERS)
+    def remember(self, key: Tuple[str, str], reply: Tuple[bool, Any]) -> None:
+        """Keep a registry answer (or its error, replayed to the engine, which types it as the sync
+        path does) while misses are in flight."""
+        bounded_store(self._answers, key, reply, _MAX_ANSWERS)
 
 
 def _replay(found: Tuple[bool, Any]) -> Any:
@@ -130,18 +127,25 @@ async def resolve(view: Optional[AsyncRegistryView], step: Callable[..., T], *ar
         return step(*args)
     view._misses_in_flight += 1
     try:
-        for _ in range(MAX_REGISTRY_CALLS):
-            try:
-                return step(*args)
-            except _NeedsRegistry as need:
-                await view._fetch(need)
-        raise RegistryUnavailableError(
-            f"more than {MAX_REGISTRY_CALLS} registry calls for one record (reference graph too large)"
-        )
+        return await drive_async(_miss_plan(view, step, args))
     finally:
         view._misses_in_flight -= 1
         if view._misses_in_flight == 0:
             view._answers.clear()
+
+
+def _miss_plan(view: AsyncRegistryView, step: Callable[..., T], args: Tuple[Any, ...]) -> Plan[T]:
+    """A registry miss as a :mod:`serdes._drive` plan: run the step; each registry call it raises
+    :class:`_NeedsRegistry` for is yielded to the driver (which awaits it) and its answer stored
+    for the next run of the step."""
+    for _ in range(MAX_REGISTRY_CALLS):
+        try:
+            return step(*args)
+        except _NeedsRegistry as need:
+            view.remember(need.key, (yield need.call, ()))
+    raise RegistryUnavailableError(
+        f"more than {MAX_REGISTRY_CALLS} registry calls for one record (reference graph too large)"
+    )
 
 
 def _parameters(cls: type) -> List[str]:

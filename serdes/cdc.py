@@ -92,56 +92,21 @@ def _is_message(obj: Any) -> bool:
     return hasattr(obj, "DESCRIPTOR") and hasattr(obj, "ListFields")
 
 
-_WRAPPERS = frozenset(
-    "google.protobuf." + n
-    for n in ("DoubleValue", "FloatValue", "Int64Value", "UInt64Value", "Int32Value", "UInt32Value",
-              "BoolValue", "StringValue", "BytesValue")
-)
-
-
-def message_to_dict(msg: Any, _depth: int = 0) -> Optional[Dict[str, Any]]:
+def message_to_dict(msg: Any) -> Optional[Dict[str, Any]]:
     """A Protobuf message -> ``dict`` keyed by proto field names, keeping presence: a field
     with presence (``optional``, a message, a ``google.protobuf.*Value`` wrapper) that is not
     set is ``None``; wrappers unwrap to their value; enums become their names; 64-bit integers
-    stay ``int`` (unlike ``json_format.MessageToDict``)."""
+    stay ``int`` (unlike ``json_format.MessageToDict``).  The converter is
+    ``ProtobufDeserializer(output="dict")``'s, with wrappers unwrapped."""
     if msg is None:
         return None
-    if _depth > MAX_MESSAGE_DEPTH:
-        raise MalformedEnvelopeError(f"protobuf message nested deeper than {MAX_MESSAGE_DEPTH}")
-    out: Dict[str, Any] = {}
-    for fd in msg.DESCRIPTOR.fields:
-        value = getattr(msg, fd.name)
-        if _is_repeated(fd):
-            if fd.message_type is not None and fd.message_type.GetOptions().map_entry:
-                vfd = fd.message_type.fields_by_name["value"]
-                out[fd.name] = {k: _field_value(vfd, v, _depth) for k, v in value.items()}
-            else:
-                out[fd.name] = [_field_value(fd, v, _depth) for v in value]
-        elif fd.has_presence and not msg.HasField(fd.name):
-            out[fd.name] = None
-        else:
-            out[fd.name] = _field_value(fd, value, _depth)
-    return out
+    # imported here: serdes.cdc serves Avro and JSON Schema envelopes without loading serdes.protobuf
+    from .protobuf._todict import MessageTooDeepError, dict_converter
 
-
-def _is_repeated(fd: Any) -> bool:
-    # FieldDescriptor.is_repeated is protobuf >= 5.29 / 6; `label` is deprecated in 7.
-    rep = getattr(fd, "is_repeated", None)
-    if rep is not None:
-        return bool(rep)
-    repeated: bool = fd.label == fd.LABEL_REPEATED
-    return repeated
-
-
-def _field_value(fd: Any, value: Any, depth: int) -> Any:
-    if fd.message_type is not None:
-        if fd.message_type.full_name in _WRAPPERS:
-            return value.value
-        return message_to_dict(value, depth + 1)
-    if fd.enum_type is not None:
-        ev = fd.enum_type.values_by_number.get(value)
-        return ev.name if ev is not None else value
-    return value
+    try:
+        return dict_converter(msg.DESCRIPTOR, unwrap_wrappers=True, max_depth=MAX_MESSAGE_DEPTH)(msg)
+    except MessageTooDeepError as e:
+        raise MalformedEnvelopeError(str(e)) from None
 
 
 def _as_record(value: Any, part: str, location: Optional[RecordLocation]) -> Optional[Dict[str, Any]]:

@@ -232,7 +232,7 @@ _PB_WRAPPERS: Dict[str, Callable[[], TypeInformation]] = {
 
 
 def _pb_type(fd: Any, depth: int) -> TypeInformation:
-    from serdes.cdc import _is_repeated
+    from serdes.protobuf._todict import is_repeated
 
     if depth > DEFAULT_LIMITS.max_schema_depth:
         raise ValueError("Protobuf message nested too deeply for a Row type")
@@ -240,7 +240,7 @@ def _pb_type(fd: Any, depth: int) -> TypeInformation:
         mt = fd.message_type
         return Types.MAP(_pb_scalar(mt.fields_by_name["key"], depth), _pb_scalar(mt.fields_by_name["value"], depth))
     t = _pb_scalar(fd, depth)
-    return Types.LIST(t) if _is_repeated(fd) else t
+    return Types.LIST(t) if is_repeated(fd) else t
 
 
 def _pb_scalar(fd: Any, depth: int) -> TypeInformation:
@@ -272,6 +272,8 @@ def _pb_row_type(desc: Any, depth: int = 0) -> RowTypeInfo:
 
 
 def _pb_converter(desc: Any, depth: int = 0) -> _RecordToRow:
+    from serdes.protobuf._todict import is_repeated
+
     if depth > DEFAULT_LIMITS.max_schema_depth:
         raise ValueError("Protobuf message nested too deeply for a Row type")
     convs: List[Optional[Callable[[Any], Any]]] = []
@@ -279,7 +281,7 @@ def _pb_converter(desc: Any, depth: int = 0) -> _RecordToRow:
         if f.message_type is not None and not f.message_type.GetOptions().map_entry \
                 and f.message_type.full_name not in _PB_WRAPPERS:
             inner = _pb_converter(f.message_type, depth + 1)
-            convs.append(_ListOfRows(inner) if _repeated(f) else inner)
+            convs.append(_ListOfRows(inner) if is_repeated(f) else inner)
         elif f.message_type is not None and f.message_type.GetOptions().map_entry \
                 and _pb_message_value(f.message_type.fields_by_name["value"]):
             # map<K, Message>: its values are rows too (the MAP's value type is a ROW)
@@ -295,12 +297,6 @@ def _pb_converter(desc: Any, depth: int = 0) -> _RecordToRow:
 def _pb_message_value(fd: Any) -> bool:
     """A field whose value is a row: a message other than a ``google.protobuf.*Value`` wrapper."""
     return fd.message_type is not None and fd.message_type.full_name not in _PB_WRAPPERS
-
-
-def _repeated(fd: Any) -> bool:
-    from serdes.cdc import _is_repeated
-
-    return _is_repeated(fd)
 
 
 def _ident(v: Any) -> Any:

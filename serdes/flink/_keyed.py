@@ -132,12 +132,11 @@ def protobuf_key_field(value: SerdeSpec, field: str) -> Optional[Tuple[int, str,
                          f"(fields: {', '.join(sorted(descriptor.fields_by_name))})")
     from google.protobuf.descriptor import FieldDescriptor
 
+    from serdes.protobuf._todict import is_repeated
+
     kinds = {getattr(FieldDescriptor, name): kind for name, kind in _PROTOBUF_KEY_KINDS.items()}
     kind = kinds.get(fd.type)
-    repeated = getattr(fd, "is_repeated", None)  # protobuf >= 6; ``label`` before
-    if repeated is None:
-        repeated = fd.label == FieldDescriptor.LABEL_REPEATED
-    if kind is None or repeated:
+    if kind is None or is_repeated(fd):
         return None
     return fd.number, kind, Types.STRING() if kind == "string" else Types.LONG()
 

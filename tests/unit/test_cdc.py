@@ -12,7 +12,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
 from serdes import MalformedEnvelopeError, RecordLocation, ValidationError
-from serdes.cdc import Change, ChangeParser, Op, message_to_dict, parse_change
+from serdes.cdc import Change, ChangeParser, Op, parse_change
 
 from tests.support import debezium_samples as ds
 
@@ -216,35 +216,7 @@ def test_protobuf_missing_op_and_after():
     assert ch.before == {"id": 1, "owner": "a", "balance": 0} and ch.ts_ms is None
 
 
-def test_message_to_dict_presence_wrappers_enums_maps():
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
-    fdp = descriptor_pb2.FileDescriptorProto(name=f"cdc_t_{uuid.uuid4().hex}.proto", package="cdct", syntax="proto3")
-    fdp.dependency.append("google/protobuf/wrappers.proto")
-    e = fdp.enum_type.add(name="Color")
-    e.value.add(name="RED", number=0)
-    e.value.add(name="BLUE", number=1)
-    m = fdp.message_type.add(name="M")
-    F = descriptor_pb2.FieldDescriptorProto
-    m.field.add(name="w", number=1, type=F.TYPE_MESSAGE, type_name=".google.protobuf.Int64Value")
-    m.field.add(name="c", number=2, type=F.TYPE_ENUM, type_name=".cdct.Color")
-    m.field.add(name="xs", number=3, type=F.TYPE_INT64, label=F.LABEL_REPEATED)
-    entry = m.nested_type.add(name="AttrsEntry")
-    entry.options.map_entry = True
-    entry.field.add(name="key", number=1, type=F.TYPE_STRING)
-    entry.field.add(name="value", number=2, type=F.TYPE_INT64)
-    m.field.add(name="attrs", number=4, type=F.TYPE_MESSAGE, type_name=".cdct.M.AttrsEntry", label=F.LABEL_REPEATED)
-    pool = descriptor_pool.DescriptorPool()
-    from google.protobuf import wrappers_pb2
-
-    pool.AddSerializedFile(wrappers_pb2.DESCRIPTOR.serialized_pb)
-    pool.Add(fdp)
-    M = message_factory.GetMessageClass(pool.FindMessageTypeByName("cdct.M"))
-    msg = M(c=1, xs=[2 ** 40, 3])
-    msg.attrs["a"] = 7
-    assert message_to_dict(msg) == {"w": None, "c": "BLUE", "xs": [2 ** 40, 3], "attrs": {"a": 7}}
-    msg.w.value = 5
-    assert message_to_dict(msg)["w"] == 5
+# message_to_dict itself: tests/unit/test_protobuf_todict.py (the same cases as output="dict")
 
 
 # -- ChangeParser -------------------------------------------------------------------------------

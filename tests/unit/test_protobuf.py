@@ -34,6 +34,7 @@ from serdes import (
 )
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError
 from serdes.protobuf._schemas import index_path, schema_to_file_proto
+from serdes.protobuf._todict import is_repeated
 
 # the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
 pytestmark = pytest.mark.usefixtures("implementation")
@@ -163,12 +164,6 @@ def test_nested_message_indexes(client, make, path):
     assert dyn.SerializeToString(deterministic=True) == m.SerializeToString(deterministic=True)
 
 
-def _is_repeated(f):
-    # protobuf 7 removed FieldDescriptor.label; is_repeated replaces it (absent before 6.31)
-    rep = getattr(f, "is_repeated", None)
-    return bool(rep) if rep is not None else f.label == f.LABEL_REPEATED
-
-
 def test_dynamic_decoding_matches_generated(client):
     b = ProtobufSerializer(order_pb2.Order, client)(order(4), CTX)
     gen = ProtobufDeserializer(order_pb2.Order, None, client)(b, CTX)
@@ -179,7 +174,7 @@ def test_dynamic_decoding_matches_generated(client):
         v = getattr(msg, f.name)
         if f.message_type is not None and f.message_type.GetOptions().map_entry:
             return dict(v)
-        if _is_repeated(f):
+        if is_repeated(f):
             return [x.SerializeToString() if f.message_type else x for x in v]
         if f.message_type is not None:
             return v.SerializeToString()

@@ -83,15 +83,19 @@ class FailingRegistry:
         return f"http://{host}:{port}"
 
     def client_conf(self, **extra: Any) -> Dict[str, Any]:
-        """A client conf with quick retries (429 is retried by the client) and a 1 s timeout."""
+        """A client conf with quick retries (429 is retried by the client) and a 1 s timeout; 0.25 s
+        for an answer that is slow on purpose (3 s), which needs only to exceed it."""
+        timeout = 0.25 if ANSWERS[self.answer][3] else 1
         conf: Dict[str, Any] = {
-            "url": self.url, "max.retries": 1, "retries.wait.ms": 1, "retries.max.wait.ms": 5, "timeout": 1,
+            "url": self.url, "max.retries": 1, "retries.wait.ms": 1, "retries.max.wait.ms": 5, "timeout": timeout,
         }
         conf.update(extra)
         return conf
 
     def start(self) -> "FailingRegistry":
-        self._thread = threading.Thread(target=self._server.serve_forever, name="failing-registry", daemon=True)
+        # a short poll so that stop() (shutdown waits for the loop to notice) takes milliseconds, not 0.5 s
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,), name="failing-registry",
+                                        daemon=True)
         self._thread.start()
         return self
 

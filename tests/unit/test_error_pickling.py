@@ -26,7 +26,10 @@ HAVE_PYFLINK = importlib.util.find_spec("pyflink") is not None
 
 # Exceptions that never reach a user: raised and caught inside one module (a generator telling its
 # caller to fall back to fastavro, a check telling compile_generated to refuse the code).
-INTERNAL = {"serdes.avro._generator.Unsupported", "serdes.json._ecma.Untranslatable"}  # control flow inside serdes, never raised to callers
+# control flow inside serdes, never raised to callers (MessageTooDeepError: the dict converter's
+# depth bound, which serdes.cdc turns into a MalformedEnvelopeError; the deserializer sets no bound)
+INTERNAL = {"serdes.avro._generator.Unsupported", "serdes.json._ecma.Untranslatable",
+            "serdes.protobuf._todict.MessageTooDeepError"}
 
 
 def _walk() -> List[type]:

@@ -165,7 +165,7 @@ def main(argv=None):
         "python": platform.python_version(), "load_avg": os.getloadavg(),
     }
     Path(a.out + ".json").write_text(json.dumps(result, indent=2))
-    per = ", ".join(f"{c / p:.2f}" for c, p in zip(gross["changelog"], gross["plain"]))
+    per = ", ".join(f"{c / p:.2f}" for c, p in zip(gross["changelog"], gross["plain"], strict=False))
     md = (
         "| job (%d Kafka records, median of %d) | records/s (records / job net run time) | marginal records/s (%d-%d) |\n"
         "|---|---|---|\n"

@@ -540,7 +540,7 @@ def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
         first, last, count = line.split()
         assert int(count) == expected, (kind, count, expected)
         rate = (expected - 1) / (float(last) - float(first))
-    cpu = tuple(b - a for a, b in zip(cpu0, cpu_seconds()))
+    cpu = tuple(b - a for a, b in zip(cpu0, cpu_seconds(), strict=True))
     got = count_topic(bootstrap, t_out)
     assert got == expected, (kind, fmt, got, expected)
     return rate, net_ms / 1000, cpu
@@ -667,7 +667,7 @@ def main(argv=None):
                             cpu_small = run(kind, fmt, mode, bootstrap, registry, t_small, n0)[2]
                         rate, net, cpu = run(kind, fmt, mode, bootstrap, registry, t_in, n)
                         if n0:
-                            split = [(b - a) / (n - n0) * 1e6 for a, b in zip(cpu_small, cpu)]
+                            split = [(b - a) / (n - n0) * 1e6 for a, b in zip(cpu_small, cpu, strict=True)]
                             cpu_us = sum(split)
                         runs[kind].append((rate, net, cpu_us, split if n0 else None))
                         print(f"{fmt:8} {mode:7} {kind:12} rep {rep}: {rate:,.0f} records/s, net runtime {net:.1f}s"
@@ -680,7 +680,7 @@ def main(argv=None):
                         "net_runtime_s": round(statistics.median(x[1] for x in rs), 2),
                     }
                     if "baseline" in runs and kind != "baseline":
-                        per = [x[0] / b[0] for x, b in zip(rs, runs["baseline"])]
+                        per = [x[0] / b[0] for x, b in zip(rs, runs["baseline"], strict=False)]
                         r["speedup_per_repeat"] = [round(x, 2) for x in per]
                         r["speedup"] = round(statistics.median(per), 2)
                     if n0:
@@ -688,7 +688,7 @@ def main(argv=None):
                         r["cpu_us_per_record_all"] = [round(x[2], 1) for x in rs]
                         r["cpu_us_python_process_jvm_all"] = [[round(v, 1) for v in x[3]] for x in rs]
                         if "baseline" in runs and kind != "baseline":
-                            per = [b[2] / x[2] for x, b in zip(rs, runs["baseline"])]
+                            per = [b[2] / x[2] for x, b in zip(rs, runs["baseline"], strict=False)]
                             r["cpu_speedup_per_repeat"] = [round(x, 2) for x in per]
                             r["cpu_speedup"] = round(statistics.median(per), 2)
                     results[f"{fmt}/{mode}/{kind}"] = r

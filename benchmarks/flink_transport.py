@@ -38,6 +38,7 @@ from pyflink.datastream import FlatMapFunction, MapFunction  # noqa: E402
 
 from serdes import flink as sf  # noqa: E402
 from serdes.demo.orders_pb2 import Order  # noqa: E402
+from tests.support.flink_sources import from_sequence  # noqa: E402
 
 
 def make_order(i):
@@ -79,7 +80,7 @@ def discarding_sink():
 def run_pipeline(kind: str, hops: int, n: int, mode: str) -> float:
     env = sf.create_env(execution_mode=mode, chaining=False)
     count_file = tempfile.mktemp(prefix="serdes-bench-count-")
-    seq = sf.from_sequence(env, 0, n - 1)
+    seq = from_sequence(env, 0, n - 1)
     if kind == "protobuf":
         t = sf.ProtobufTypeInformation(Order)
         s = sf.TypedStream(seq.map(make_order_bytes, output_type=t), t)
@@ -192,7 +193,7 @@ def main(argv=None):
         "",
         "Coder work per element per hop (encode + decode, PyFlink's Cython coders):",
         "",
-        f"| CloudPickleCoder | BinaryCoder + SerializeToString/FromString | ratio |",
+        "| CloudPickleCoder | BinaryCoder + SerializeToString/FromString | ratio |",
         "|---|---|---|",
         f"| {micro['cloudpickle_ns']:,} ns | {micro['protobuf_bytes_ns']:,} ns | **{micro['ratio']}** |",
         "",

@@ -77,7 +77,8 @@ def resolve_named_schemas(schema: Schema, client: Any, limits: Limits = DEFAULT_
                 subject, version = key
                 registered = registry_call(
                     f"fetching reference {subject!r} version {version}",
-                    lambda: client.get_version(subject, version, True),
+                    # registry_call calls it at once, within this iteration
+                    lambda: client.get_version(subject, version, True),  # noqa: B023
                 )
                 resolved[key] = walk(registered.schema, depth + 1)
                 text = registered.schema.schema_str

@@ -22,8 +22,8 @@ import sys
 import threading
 import time
 import uuid
-
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, cast
 
 from serdes import flink as sf
 from serdes.demo._job import (  # noqa: F401 - re-exported: the schemas are the demo's public surface
@@ -38,6 +38,11 @@ from serdes.demo.orders_pb2 import Order
 from serdes.flink._codecs import DEFAULT_REGISTRY_TIMEOUT
 from serdes.flink._env import quiet_beam_gcs_warning
 
+if TYPE_CHECKING:
+    from confluent_kafka import Message
+
+    from serdes.testing import LocalFlinkCluster
+
 JOB_FILE = Path(__file__).with_name("_job.py")
 OUT_ROLES = ("out-avro", "out-protobuf", "out-json")
 #: shown instead of the message itself (dropped in this process, in the job's client, and written only
@@ -50,9 +55,11 @@ def log(msg: str) -> None:
     print(f"[demo] {msg}", flush=True)
 
 
-def produce_inputs(bootstrap, registry, topics, n):
+def produce_inputs(bootstrap: str, registry: str, topics: Dict[str, str], n: int) -> int:
     from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient, NewTopic
+    # NewTopic is confluent-kafka's documented import path; the module re-exports it from cimpl without
+    # declaring the export
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -77,7 +84,7 @@ def produce_inputs(bootstrap, registry, topics, n):
         topic = topics[f"in-{fmt}"]
         ctx = SerializationContext(topic, MessageField.VALUE)
         for i in range(n):
-            o = {"order_id": f"{fmt}-{i}", "customer": f"customer-{i % 10}", "amount_cents": 100 + i % 997,
+            o: Dict[str, Any] = {"order_id": f"{fmt}-{i}", "customer": f"customer-{i % 10}", "amount_cents": 100 + i % 997,
                  "currency": "EUR"}
             value = sers[fmt](Order(**o) if fmt == "protobuf" else o, ctx)
             p.produce(topic, value=value, key=o["customer"].encode())
@@ -94,7 +101,7 @@ def produce_inputs(bootstrap, registry, topics, n):
 class _Counter(threading.Thread):
     """Counts records on the output topics while the job runs (for progress lines)."""
 
-    def __init__(self, bootstrap, out_topics, dlq_topic):
+    def __init__(self, bootstrap: str, out_topics: Iterable[str], dlq_topic: str) -> None:
         super().__init__(daemon=True)
         from confluent_kafka import Consumer
 
@@ -103,12 +110,12 @@ class _Counter(threading.Thread):
         self.c.subscribe(list(out_topics) + [dlq_topic])
         self.dlq_topic = dlq_topic
         self.out = 0
-        self.dead = []
-        self.first = None
-        self.last = None
+        self.dead: List[Message] = []
+        self.first: Optional[float] = None
+        self.last: Optional[float] = None
         self.stop = threading.Event()
 
-    def run(self):
+    def run(self) -> None:
         while not self.stop.is_set():
             for m in self.c.consume(1000, 0.2):
                 if m.error():
@@ -123,14 +130,15 @@ class _Counter(threading.Thread):
         self.c.close()
 
 
-def _start_everything(stack, args, cluster):
+def _start_everything(stack: contextlib.ExitStack, args: argparse.Namespace, cluster: Optional[LocalFlinkCluster]
+                      ) -> Tuple[str, str, Optional[LocalFlinkCluster]]:
     """Kafka + registry (unless given) and the Flink cluster (unless ``--local`` or given), in
     parallel: both are JVMs that take 10-30 s to come up."""
-    failures: list = []
-    threads = []
-    result: dict = {}
+    failures: List[BaseException] = []
+    threads: List[threading.Thread] = []
+    result: Dict[str, Any] = {}
 
-    def servers():
+    def servers() -> None:
         from serdes.testing import LocalServers
 
         log("starting local Kafka + schema registry (first run downloads them with mvn) ...")
@@ -142,7 +150,7 @@ def _start_everything(stack, args, cluster):
         log(f"Kafka + registry up in {time.monotonic() - t:.0f}s: kafka {s.bootstrap_servers}, "
             f"registry {s.registry_url}")
 
-    def flink():
+    def flink() -> None:
         from serdes.testing import LocalFlinkCluster
 
         log("starting a standalone Flink cluster: 1 JobManager + 2 TaskManagers x 2 slots (local processes) ...")
@@ -151,13 +159,13 @@ def _start_everything(stack, args, cluster):
         c.start()
         result["cluster"] = c
 
-    todo = []
+    todo: List[Callable[[], None]] = []
     if not (args.bootstrap and args.registry):
         todo.append(servers)
     if not args.local and cluster is None:
         todo.append(flink)
     for fn in todo:
-        def run(fn=fn):
+        def run(fn: Callable[[], None] = fn) -> None:
             try:
                 fn()
             except BaseException as exc:  # noqa: BLE001 - re-raised below
@@ -173,16 +181,17 @@ def _start_everything(stack, args, cluster):
     return bootstrap, registry, result.get("cluster", cluster)
 
 
-def _run_local(args, bootstrap, registry, topics, counter):
+def _run_local(args: argparse.Namespace, bootstrap: str, registry: str, topics: Dict[str, str], counter: _Counter
+               ) -> Tuple[Optional[BaseException], float]:
     """The job in this process on a MiniCluster; returns (failure or None, wall seconds)."""
     log("building the job and starting a MiniCluster in this process (--local) ...")
     quiet_beam_gcs_warning()
     env = sf.create_env(parallelism=args.parallelism)
     build_job(env, bootstrap, registry, topics)
     t0 = time.monotonic()
-    failure = []
+    failure: List[BaseException] = []
 
-    def run_job():
+    def run_job() -> None:
         try:
             sf.execute(env, "serdes demo")
         except BaseException as exc:  # noqa: BLE001 - reported below
@@ -200,9 +209,9 @@ def _run_local(args, bootstrap, registry, topics, counter):
     return (failure[0] if failure else None), time.monotonic() - t0
 
 
-def _phase(info: dict, out: int) -> str:
+def _phase(info: Dict[str, Any], out: int) -> str:
     """What the job is doing, from its REST state (vertex statuses) and the output seen so far."""
-    state = info.get("state", "?")
+    state: str = info.get("state", "?")
     if state != "RUNNING":
         return {"CREATED": "scheduling", "INITIALIZING": "scheduling"}.get(state, state.lower())
     statuses = [v["status"] for v in info.get("vertices", [])]
@@ -217,7 +226,8 @@ def _phase(info: dict, out: int) -> str:
     return "processing"
 
 
-def _run_on_cluster(args, cluster, bootstrap, registry, topics, counter):
+def _run_on_cluster(args: argparse.Namespace, cluster: LocalFlinkCluster, bootstrap: str, registry: str,
+                    topics: Dict[str, str], counter: _Counter) -> Tuple[Optional[BaseException], float]:
     """Submit with ``flink run --python`` and follow the job; returns (failure or None, seconds)."""
     from serdes.flink import kafka_connector_jar, shim_jar
 
@@ -231,7 +241,8 @@ def _run_on_cluster(args, cluster, bootstrap, registry, topics, counter):
                             jars=jars)
     log(f"submitted job {job_id} in {time.monotonic() - t0:.0f}s ({cluster.rest_url}/#/job/running/{job_id})")
     log("job: decode (avro, protobuf, json) -> key_by customer + keyed state -> encode")
-    phase, last_print, first_seen = None, 0.0, False
+    phase: Optional[str] = None
+    last_print, first_seen = 0.0, False
     while True:
         info = cluster.job(job_id)
         state = info["state"]
@@ -290,7 +301,7 @@ def build_parser() -> argparse.ArgumentParser:
     return ap
 
 
-def main(argv=None, *, cluster=None) -> int:
+def main(argv: Optional[Sequence[str]] = None, *, cluster: Optional[LocalFlinkCluster] = None) -> int:
     """Run the demo; ``cluster``: a started :class:`serdes.testing.LocalFlinkCluster` to use."""
     ap = build_parser()
     args = ap.parse_args(argv)
@@ -314,9 +325,12 @@ def main(argv=None, *, cluster=None) -> int:
         if args.local:
             failure, elapsed = _run_local(args, bootstrap, registry, topics, counter)
             where = "MiniCluster + Python worker start-up"
+            ran_on = "MiniCluster (--local)"
         else:
+            assert cluster is not None  # _start_everything starts one unless --local
             failure, elapsed = _run_on_cluster(args, cluster, bootstrap, registry, topics, counter)
             where = "submission, task deployment + Python worker start-up"
+            ran_on = "standalone cluster " + cluster.rest_url
         if failure is not None:
             counter.stop.set()
             log(f"job failed: {failure}")
@@ -328,12 +342,13 @@ def main(argv=None, *, cluster=None) -> int:
         counter.stop.set()
         counter.join(5)
         log("summary")
-        print(f"  ran on           : {'MiniCluster (--local)' if args.local else 'standalone cluster ' + cluster.rest_url}")
+        print(f"  ran on           : {ran_on}")
         print(f"  records in       : {produced}")
         print(f"  records out      : {counter.out}  (3 topics: {', '.join(topics[k] for k in OUT_ROLES)})")
         print(f"  dead-lettered    : {len(counter.dead)}  ({topics['dead-letters']})")
         for m in counter.dead:
-            h = dict(m.headers() or [])
+            # header values are bytes (None only for a header without a value; the job writes none)
+            h = cast(Dict[str, bytes], dict(m.headers() or []))
             print(f"     {h.get('serdes.dlq.topic', b'').decode()}[{h.get('serdes.dlq.partition', b'').decode()}]"
                   f"@{h.get('serdes.dlq.offset', b'').decode()}: {h.get('serdes.dlq.reason', b'').decode()}")
         print(f"  job wall time    : {elapsed:.1f}s (includes {where})")

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Dict, List
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from pyflink.common import Types
-from pyflink.datastream import KeyedProcessFunction
+from pyflink.datastream import DataStream, KeyedProcessFunction, RuntimeContext, StreamExecutionEnvironment
 from pyflink.datastream.state import ValueStateDescriptor
 
 from serdes import flink as sf
@@ -53,12 +53,12 @@ POISON = [b"\x07definitely not a registry frame", b"\x00\x00\x00"]
 class DictTotals(KeyedProcessFunction):
     """dict order -> dict running total per customer (state: (count, total) tuple)."""
 
-    def open(self, runtime_context):
+    def open(self, runtime_context: RuntimeContext) -> None:
         self.state = runtime_context.get_state(
             ValueStateDescriptor("total", Types.TUPLE([Types.LONG(), Types.LONG()]))
         )
 
-    def process_element(self, order, ctx):
+    def process_element(self, order: Dict[str, Any], ctx: KeyedProcessFunction.Context) -> Iterator[Dict[str, Any]]:
         count, total = self.state.value() or (0, 0)
         count, total = count + 1, total + order["amount_cents"]
         self.state.update((count, total))
@@ -68,10 +68,10 @@ class DictTotals(KeyedProcessFunction):
 class ProtoTotals(KeyedProcessFunction):
     """Order -> CustomerTotal; both travel and sit in state as protobuf bytes."""
 
-    def open(self, runtime_context):
+    def open(self, runtime_context: RuntimeContext) -> None:
         self.state = runtime_context.get_state(sf.ProtobufValueStateDescriptor("total", CustomerTotal))
 
-    def process_element(self, order, ctx):
+    def process_element(self, order: Order, ctx: KeyedProcessFunction.Context) -> Iterator[CustomerTotal]:
         t = self.state.value() or CustomerTotal(customer=order.customer)
         t.count += 1
         t.total_cents += order.amount_cents
@@ -79,16 +79,16 @@ class ProtoTotals(KeyedProcessFunction):
         yield t
 
 
-def _customer(o):
+def _customer(o: Dict[str, Any]) -> Any:
     return o["customer"]
 
 
-def _proto_customer(o):
+def _proto_customer(o: Union[Order, CustomerTotal]) -> str:
     return o.customer
 
 
-def build_job(env, bootstrap, registry, topics):
-    dead = []
+def build_job(env: StreamExecutionEnvironment, bootstrap: str, registry: str, topics: Dict[str, str]) -> None:
+    dead: List[DataStream] = []
     # Avro
     avro_in = sf.read_kafka(env, bootstrap, topics["in-avro"], sf.avro(registry), bounded=True, on_error="dead_letter")
     dead.append(sf.dead_letters(avro_in))
@@ -118,7 +118,7 @@ def build_job(env, bootstrap, registry, topics):
 
 
 
-def main(argv=None) -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     """Entry point under ``flink run --python``: build the job and submit it."""
     ap = argparse.ArgumentParser(prog="serdes/demo/_job.py")
     ap.add_argument("--bootstrap", required=True)

@@ -37,17 +37,20 @@ from .._errors import (
 # threads at once, and an ``__init__`` holding the package's import lock while it waited for a
 # submodule's deadlocked against a thread holding that submodule's lock and waiting for the
 # package (tests/unit/test_flink_imports.py). Each name comes from the module that defines it.
+# The table holds the API (``__all__``) and, besides, every class a pickle names as
+# ``serdes.flink.<name>`` (``_pickling.py``): unpickling must resolve those here, but they are not
+# API and stay out of ``__all__`` (tests/unit/test_flink_imports.py checks that nothing else is here).
 _NAMES: Dict[str, Tuple[str, ...]] = {
     "_codecs": ("SerdeSpec", "avro", "avro_serializer", "custom", "json_schema", "json_serializer", "protobuf",
-                "protobuf_serializer", "resolve_class"),
+                "protobuf_serializer"),
     "_connectors": ("kafka_record_sink", "kafka_record_source"),
     "_debezium": ("METADATA_COLUMNS", "DebeziumDecodeFunction", "debezium_row_type", "read_debezium"),
     "_decode": ("DecodeFunction", "DecodingFunction"),
     "_descriptor_codec": ("_DescriptorDecoder",),
     "_encode": ("DeadLetterToProducerRow", "EncodeFunction", "PackedEncodeFunction"),
-    "_env": ("DEFAULT_BUNDLE_SIZE", "configure", "create_env", "from_sequence"),
+    "_env": ("DEFAULT_BUNDLE_SIZE", "configure", "create_env"),
     "_execute": ("execute", "find_record_error"),
-    "_jars": ("CONNECTOR_VERSION", "fetch_connector_jar", "kafka_connector_jar"),
+    "_jars": ("CONNECTOR_VERSION", "kafka_connector_jar"),
     "_kafka": ("dead_letters", "read_kafka", "read_records", "write_dead_letters", "write_kafka", "_Compose"),
     "_keyed": ("KafkaKeyedProcess", "KafkaKeyedStream", "read_kafka_keyed", "KeyByDecodedField"),
     "_records": ("DEAD_LETTER_ROW_TYPE", "DEAD_LETTER_TAG", "PRODUCER_ROW_TYPE", "RECORD_ROW_TYPE",
@@ -77,16 +80,15 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (the same ta
         json_serializer,
         protobuf,
         protobuf_serializer,
-        resolve_class,
     )
     from ._connectors import kafka_record_sink, kafka_record_source
     from ._debezium import METADATA_COLUMNS, DebeziumDecodeFunction, debezium_row_type, read_debezium
     from ._decode import DecodeFunction, DecodingFunction as DecodingFunction
     from ._descriptor_codec import _DescriptorDecoder as _DescriptorDecoder
     from ._encode import DeadLetterToProducerRow, EncodeFunction, PackedEncodeFunction as PackedEncodeFunction
-    from ._env import DEFAULT_BUNDLE_SIZE, configure, create_env, from_sequence
+    from ._env import DEFAULT_BUNDLE_SIZE, configure, create_env
     from ._execute import execute, find_record_error
-    from ._jars import CONNECTOR_VERSION, fetch_connector_jar, kafka_connector_jar
+    from ._jars import CONNECTOR_VERSION, kafka_connector_jar
     from ._kafka import _Compose as _Compose, dead_letters, read_kafka, read_records, write_dead_letters, write_kafka
     from ._keyed import KafkaKeyedProcess, KafkaKeyedStream, KeyByDecodedField as KeyByDecodedField, read_kafka_keyed
     from ._records import (
@@ -94,7 +96,7 @@ if TYPE_CHECKING:  # what the names are, for type checkers and IDEs (the same ta
         DEAD_LETTER_TAG,
         PRODUCER_ROW_TYPE,
         RECORD_ROW_TYPE,
-        FlinkSerializationContext,
+        FlinkSerializationContext as FlinkSerializationContext,
         KafkaRecord,
     )
     from ._rows import (
@@ -139,15 +141,15 @@ def __dir__() -> List[str]:
 
 __all__ = [
     # environment and jars
-    "configure", "create_env", "from_sequence", "execute", "DEFAULT_BUNDLE_SIZE",
-    "CONNECTOR_VERSION", "fetch_connector_jar", "kafka_connector_jar", "shim_jar",
+    "configure", "create_env", "execute", "DEFAULT_BUNDLE_SIZE",
+    "CONNECTOR_VERSION", "kafka_connector_jar", "shim_jar",
     # serializer recipes
     "SerdeSpec", "avro", "avro_serializer", "custom", "json_schema", "json_serializer", "protobuf",
-    "protobuf_serializer", "resolve_class",
+    "protobuf_serializer",
     # Kafka sources, sinks and their operators
     "read_kafka", "read_records", "write_kafka", "write_dead_letters", "dead_letters", "kafka_record_source",
     "kafka_record_sink", "DecodeFunction", "EncodeFunction", "DeadLetterToProducerRow", "KafkaRecord",
-    "FlinkSerializationContext", "RECORD_ROW_TYPE", "PRODUCER_ROW_TYPE", "DEAD_LETTER_ROW_TYPE", "DEAD_LETTER_TAG",
+    "RECORD_ROW_TYPE", "PRODUCER_ROW_TYPE", "DEAD_LETTER_ROW_TYPE", "DEAD_LETTER_TAG",
     # keyed jobs
     "read_kafka_keyed", "KafkaKeyedStream", "KafkaKeyedProcess",
     # typed streams and state

@@ -12,8 +12,8 @@ from . import _pyflink
 from ._jars import jar_url, kafka_connector_jar
 from ._shim import shim_jar
 
-if TYPE_CHECKING:  # pyflink is imported where it is used (create_env, from_sequence)
-    from pyflink.datastream import DataStream, StreamExecutionEnvironment
+if TYPE_CHECKING:  # pyflink is imported where it is used (create_env)
+    from pyflink.datastream import StreamExecutionEnvironment
 
 _CONFIGURED_ATTR = "_serdes_configured"
 DEFAULT_BUNDLE_SIZE = 10_000
@@ -200,15 +200,3 @@ def _speedups_switch(speedups: str | None, config: Dict[str, Any] | None) -> str
     if from_config is not None:
         return _pyflink.parse_speedups(str(from_config), f"config[{_pyflink.SPEEDUPS_KEY!r}]")
     return None
-
-
-def from_sequence(env: StreamExecutionEnvironment, start: int, end: int, name: str = "sequence") -> DataStream:
-    """A bounded DataStream of longs ``start..end`` (inclusive) from Flink's NumberSequenceSource.
-
-    (``env.from_collection`` of byte arrays fails and ``execute_and_collect`` is slow; generate
-    volume from a sequence instead.)
-    """
-    from pyflink.common import Types, WatermarkStrategy
-    from pyflink.datastream.connectors.number_seq import NumberSequenceSource
-
-    return env.from_source(NumberSequenceSource(start, end), WatermarkStrategy.no_watermarks(), name, Types.LONG())

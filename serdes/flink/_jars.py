@@ -89,7 +89,7 @@ def kafka_connector_jar(path: str | os.PathLike[str] | None = None, fetch: bool 
         return jar
     if not fetch:
         raise ConnectorJarError(
-            f"Kafka connector jar not found at {jar}; call serdes.flink.fetch_connector_jar() "
+            f"Kafka connector jar not found at {jar}; call serdes.flink.kafka_connector_jar(fetch=True) "
             f"(needs mvn) or set {ENV_JAR}."
         )
     return fetch_connector_jar()

@@ -19,7 +19,7 @@ import uuid
 import pytest
 
 from serdes.flink import find_record_error
-from serdes.testing import FlinkJobFailed, LocalRegistry
+from serdes.testing import LocalRegistry
 
 from tests.support.cluster_totals import Orders, read_totals, submit_totals, wait_for_committed
 

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 JOB = """
 import sys
-from pyflink.common import Types
+from pyflink.common import Types, WatermarkStrategy
+from pyflink.datastream.connectors.number_seq import NumberSequenceSource
 from serdes import flink as sf
 
 out = sys.argv[1]
 
 # create_env(execution_mode="thread") refuses to build a job with a process-mode Python operator
 env = sf.create_env(parallelism=4, execution_mode="thread")
-sf.from_sequence(env, 1, 2000).map(lambda i: i * 2, output_type=Types.LONG()).filter(lambda i: i % 1000 == 0).print()
+numbers = env.from_source(NumberSequenceSource(1, 2000), WatermarkStrategy.no_watermarks(), "sequence", Types.LONG())
+numbers.map(lambda i: i * 2, output_type=Types.LONG()).filter(lambda i: i % 1000 == 0).print()
 env.execute("thread-mode-" + out)
 """
 

@@ -20,6 +20,8 @@ from pyflink.datastream.state import ValueStateDescriptor
 
 from serdes import flink as sf
 
+from tests.support.flink_sources import from_sequence
+
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 pytestmark = [pytest.mark.flink, pytest.mark.integration, pytest.mark.timeout(300)]
@@ -197,7 +199,7 @@ def test_thread_mode_refuses_a_process_mode_operator(kafka_bootstrap, registry_u
 
     env = sf.create_env(execution_mode="thread")
     t_env = StreamTableEnvironment.create(env)
-    numbers = t_env.from_data_stream(sf.from_sequence(env, 1, 10))
+    numbers = t_env.from_data_stream(from_sequence(env, 1, 10))
 
     @udf(result_type=DataTypes.BIGINT(), func_type="pandas")
     def double(x):
@@ -214,7 +216,7 @@ def test_thread_mode_refuses_a_process_mode_operator(kafka_bootstrap, registry_u
     # the same job in a process-mode environment builds
     env2 = sf.create_env(execution_mode="process")
     t_env2 = StreamTableEnvironment.create(env2)
-    n2 = t_env2.from_data_stream(sf.from_sequence(env2, 1, 10))
+    n2 = t_env2.from_data_stream(from_sequence(env2, 1, 10))
     t_env2.to_data_stream(n2.select(double(n2.f0).alias("d"))).map(lambda r: r[0], output_type=Types.LONG())
     assert env2.get_execution_plan()
 

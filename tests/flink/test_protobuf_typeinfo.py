@@ -3,20 +3,20 @@ state as protobuf wire bytes, while user functions see message objects.  No Kafk
 
 from __future__ import annotations
 
+import sys
+
+import cloudpickle
 import pytest
 from pyflink.common import Types
 from pyflink.datastream import KeyedProcessFunction, MapFunction
 
 from serdes import flink as sf
-
-import sys  # noqa: E402
-
-import cloudpickle  # noqa: E402
+from serdes.demo.orders_pb2 import CustomerTotal, Order
+from tests.support.flink_sources import from_sequence
 
 # The job's functions live in this test module, which the Flink workers cannot import
 # (thread mode runs in the JVM's embedded interpreter): ship them by value.
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
-from serdes.demo.orders_pb2 import CustomerTotal, Order
 
 pytestmark = [pytest.mark.flink, pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -63,7 +63,7 @@ def test_protobuf_type_info_key_by_and_state_unchained(mode):
     env = sf.create_env(execution_mode=mode, chaining=False)
     order_t = sf.ProtobufTypeInformation(Order)
     total_t = sf.ProtobufTypeInformation(CustomerTotal)
-    orders = sf.TypedStream(sf.from_sequence(env, 0, N - 1).map(make_order, output_type=order_t), order_t)
+    orders = sf.TypedStream(from_sequence(env, 0, N - 1).map(make_order, output_type=order_t), order_t)
     totals = (
         orders.map(Tenfold(), output_type=order_t)
         .filter(lambda o: o.amount_cents >= 0)
@@ -90,7 +90,7 @@ def test_dynamic_descriptor_type_info():
     """Descriptor-bound variant: the worker rebuilds the class from a FileDescriptorSet."""
     env = sf.create_env(chaining=False)
     dyn = sf.DynamicProtobufTypeInformation(Order.DESCRIPTOR)
-    stream = sf.TypedStream(sf.from_sequence(env, 0, 9).map(make_order, output_type=dyn), dyn)
+    stream = sf.TypedStream(from_sequence(env, 0, 9).map(make_order, output_type=dyn), dyn)
     out = stream.map(lambda m: (m.DESCRIPTOR.full_name, m.amount_cents),
                      output_type=Types.TUPLE([Types.STRING(), Types.LONG()]))
     rows = sorted(out.execute_and_collect())

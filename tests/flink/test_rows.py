@@ -11,6 +11,8 @@ from pyflink.common import Row, Types
 
 from serdes import flink as sf
 
+from tests.support.flink_sources import from_sequence
+
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
 SCHEMA = json.dumps({
@@ -69,7 +71,7 @@ def test_avro_rows_into_table_api():
 
     env = sf.create_env()
     t_env = StreamTableEnvironment.create(env)
-    rows = sf.from_sequence(env, 0, 19).map(make_dict).map(
+    rows = from_sequence(env, 0, 19).map(make_dict).map(
         sf.avro_row_converter(SCHEMA), output_type=sf.avro_row_type_info(SCHEMA)
     )
     t_env.create_temporary_view("orders", t_env.from_data_stream(rows))

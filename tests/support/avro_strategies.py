@@ -9,7 +9,6 @@ import copy
 import datetime
 import decimal
 import string
-import uuid
 from typing import Any, Dict, List
 
 from hypothesis import strategies as st

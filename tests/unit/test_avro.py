@@ -203,7 +203,7 @@ def test_serializer_use_latest_and_use_schema_id(client: Any) -> None:
 def test_preregistered_schema_without_auto_register(client: Any) -> None:
     s = json.dumps(STANDARD)
     ser = AvroSerializer(client, s, conf={"auto.register.schemas": False})
-    with pytest.raises(Exception):
+    with pytest.raises(serdes.UnknownSchemaError):
         ser(STD_REC, _ctx("prereg"))  # not registered yet
     sid = client.register_schema("prereg-value", Schema(s, "AVRO"))
     ser = AvroSerializer(client, s, conf={"auto.register.schemas": False})

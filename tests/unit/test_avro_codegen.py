@@ -20,7 +20,7 @@ from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError
 from serdes.avro._codegen import Unsupported, generated_source
 
 from tests.support.avro_encode_impl import avro_encode_impl, compile_for  # noqa: F401 - the fixture
-from tests.support.avro_strategies import evolve, schema_and_record, schemas
+from tests.support.avro_strategies import evolve, schema_and_record
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -46,7 +46,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, decimal.Decimal):
         return str(a) == str(b)
     return a == b

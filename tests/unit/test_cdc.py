@@ -195,7 +195,7 @@ def test_error_class_location_and_pickle():
 
 def test_protobuf_message_envelopes():
     ev, _ = ds.history()
-    for key, e in ev:
+    for _key, e in ev:
         if e is None:
             continue
         got = parse_change(ds.to_proto(e))

@@ -49,7 +49,7 @@ def test_one_registry_fetch_per_schema(registry):
         return real(*a, **k)
 
     registry.get_schema = counting
-    for i in range(50):
+    for _ in range(50):
         assert de(data, ctx()) == {"name": "a", "age": 1}
     assert len(calls) == 1
     assert len(de._decoders) == 1

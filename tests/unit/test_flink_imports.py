@@ -259,3 +259,15 @@ def test_threads_import_serdes_flink_modules_at_once(tmp_path: Path) -> None:
 
 def test_the_runs_cover_every_submodule() -> None:
     assert {name for run in range(len(VARIANTS)) for name in _lineup(run)} >= {f"{PACKAGE}.{m}" for m in SUBMODULES}
+
+
+def test_the_package_resolves_its_api_and_the_names_pickles_give_and_nothing_else() -> None:
+    """Besides ``__all__`` (the API), the package resolves only the classes a pickle names as
+    ``serdes.flink.<name>`` (``_pickling.py``); a helper that is neither belongs in its submodule."""
+    from serdes import flink
+    from serdes.flink._pickling import PICKLE_MODULE
+
+    assert not [name for name in flink.__all__ if name.startswith("_")]
+    not_api = sorted(set(flink._SUBMODULE) - set(flink.__all__))
+    assert not_api  # the wrappers at least
+    assert [name for name in not_api if getattr(getattr(flink, name), "__module__", None) != PICKLE_MODULE] == []

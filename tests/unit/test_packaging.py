@@ -23,6 +23,18 @@ def test_core_imports_without_pyflink():
     assert out.stdout.strip() == "ok"
 
 
+def test_core_loads_no_test_server_or_demo_code():
+    """serdes.testing (local Kafka/registry/Flink servers) and serdes.demo load only when asked for."""
+    code = (
+        "import sys\n"
+        "import serdes, serdes.avro, serdes.json, serdes.protobuf, serdes.protobuf.compat, serdes.cdc\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[:2] in (['serdes', 'testing'], ['serdes', 'demo'])))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
 def test_flink_is_an_extra():
     text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     core = text.split("dependencies = [", 1)[1].split("]", 1)[0]

@@ -79,7 +79,7 @@ def test_hostile_reference_names_are_typed_errors_and_write_nothing(client, tmp_
     pytest.importorskip("grpc_tools")
     target = tmp_path / "target"
     target.mkdir()
-    for i, name in enumerate(hostile_names(target)):
+    for name in hostile_names(target):
         c = SchemaRegistryClient.new_client({"url": f"mock://pbsec-{uuid.uuid4().hex}"})
         sid = _register_with_ref(c, name)
         with pytest.raises(SchemaMismatchError) as info:

@@ -83,7 +83,9 @@ def test_shared_serializer_frames_match_single_threaded(fmt):
             barrier = threading.Barrier(THREADS)
             out: Dict[int, List[Tuple[str, bytes]]] = {i: [] for i in range(THREADS)}
 
-            def work(i: int) -> None:
+            # this trial's objects, bound now (the threads are joined before the next trial)
+            def work(i: int, barrier: threading.Barrier = barrier, out: Dict[int, List[Tuple[str, bytes]]] = out,
+                     shared: Any = shared) -> None:
                 order = TOPICS[i % len(TOPICS):] + TOPICS[:i % len(TOPICS)]
                 barrier.wait()
                 for _ in range(RECORDS_PER_TOPIC):
@@ -96,7 +98,7 @@ def test_shared_serializer_frames_match_single_threaded(fmt):
             for th in threads:
                 th.join(60)
             assert all(len(v) == len(TOPICS) * RECORDS_PER_TOPIC for v in out.values()), "a thread failed"
-            for i, got in out.items():
+            for got in out.values():
                 for t, frame in got:
                     if frame != expected[t]:
                         wrong.append((trial, t, parse_frame(frame, protobuf).schema_id, parse_frame(expected[t], protobuf).schema_id))
@@ -120,7 +122,8 @@ def test_fresh_registry_client_per_trial(fmt):
         got: List[Tuple[str, bytes]] = []
         lock = threading.Lock()
 
-        def work(i: int) -> None:
+        def work(i: int, barrier: threading.Barrier = barrier, shared: Any = shared,
+                 lock: threading.Lock = lock, got: List[Tuple[str, bytes]] = got) -> None:
             barrier.wait()
             for t in TOPICS[i % 3:] + TOPICS[:i % 3]:
                 f = shared(value, SerializationContext(t, MessageField.VALUE))

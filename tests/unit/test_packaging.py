@@ -10,6 +10,13 @@ from pathlib import Path
 import serdes
 
 
+def _child_prints(code: str) -> str:
+    """What ``code`` prints in a fresh interpreter (which must exit 0)."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
 def test_core_imports_without_pyflink():
     code = (
         "import sys\n"
@@ -18,9 +25,7 @@ def test_core_imports_without_pyflink():
         "assert 'pyflink' not in [m for m in sys.modules if sys.modules[m] is not None]\n"
         "print('ok')\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "ok"
+    assert _child_prints(code) == "ok"
 
 
 def test_core_loads_no_test_server_or_demo_code():
@@ -30,9 +35,7 @@ def test_core_loads_no_test_server_or_demo_code():
         "import serdes, serdes.avro, serdes.json, serdes.protobuf, serdes.protobuf.compat, serdes.cdc\n"
         "print(sorted(m for m in sys.modules if m.split('.')[:2] in (['serdes', 'testing'], ['serdes', 'demo'])))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    assert _child_prints(code) == "[]"
 
 
 def test_flink_is_an_extra():

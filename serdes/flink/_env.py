@@ -7,9 +7,11 @@ import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Optional
+from urllib.parse import unquote, urlparse
 
+from .._errors import ConnectorJarError
 from . import _pyflink
-from ._jars import jar_url, kafka_connector_jar
+from ._jars import CONNECTOR_ARTIFACT, jar_url, kafka_connector_jar
 from ._shim import shim_jar
 
 if TYPE_CHECKING:  # pyflink is imported where it is used (create_env)
@@ -86,12 +88,33 @@ def _env_config(env: StreamExecutionEnvironment) -> Any:
     return _pyflink.env_config(env)
 
 
+def configured_connector_jar(env: StreamExecutionEnvironment) -> Optional[str]:
+    """The first ``flink-sql-connector-kafka-*.jar`` entry of the environment's ``pipeline.jars``
+    (as configured: a ``file:`` URL or a path), or ``None``."""
+    from pyflink.common import Configuration
+
+    value = _env_config(env).toMap().get("pipeline.jars")
+    for entry in Configuration.parse_list_value(value or ""):
+        name = urlparse(str(entry).strip()).path.rsplit("/", 1)[-1]
+        if name.startswith(f"{CONNECTOR_ARTIFACT}-") and name.endswith(".jar"):
+            return str(entry).strip()
+    return None
+
+
+def _url_path(entry: str) -> Path:
+    """The local path of a ``pipeline.jars`` entry (a ``file:`` URL or a plain path)."""
+    url = urlparse(entry)
+    return Path(unquote(url.path)) if url.scheme == "file" else Path(entry)
+
+
 def configure(env: StreamExecutionEnvironment, connector_jar: str | os.PathLike[str] | None = None,
               ship_serdes: bool = True) -> StreamExecutionEnvironment:
     """Prepare a ``StreamExecutionEnvironment`` for serdes' Kafka sources/sinks.
 
-    * adds the Kafka connector jar (``$SERDES_FLINK_KAFKA_JAR`` or fetched via mvn) and the
-      compiled record shim with ``env.add_jars``;
+    * adds the Kafka connector jar (``connector_jar``, else ``$SERDES_FLINK_KAFKA_JAR``, else
+      fetched via mvn) and the record shim with ``env.add_jars``; a connector jar already in the
+      environment's ``pipeline.jars`` (e.g. ``create_env(config={"pipeline.jars": ...})``) is used
+      instead when ``connector_jar`` is not given: not fetched, not added twice;
     * sets ``python.executable`` to ``sys.executable`` unless one is configured already (local
       runs otherwise spawn ``python`` from PATH, which may lack serdes/pyflink; under
       ``flink run --pyExecutable PY`` or ``-Dpython.executable=PY`` the workers' interpreter,
@@ -102,9 +125,21 @@ def configure(env: StreamExecutionEnvironment, connector_jar: str | os.PathLike[
     """
     if getattr(env, _CONFIGURED_ATTR, False):
         return env
-    connector = kafka_connector_jar(connector_jar)
-    shim = shim_jar(connector)
-    env.add_jars(jar_url(connector), jar_url(shim))
+    configured = None if connector_jar else configured_connector_jar(env)
+    if configured is not None:
+        from pyflink.util.java_utils import add_jars_to_context_class_loader
+
+        # in pipeline.jars already (shipped with the job); the client's JVM loads it too, as
+        # env.add_jars would, for the KafkaSource/KafkaSink builders
+        connector = _url_path(configured)
+        if not connector.is_file():
+            # the client builds the KafkaSource/KafkaSink with it, so it must be here too
+            raise ConnectorJarError(f"the Kafka connector jar in pipeline.jars is not a local file: {configured}")
+        add_jars_to_context_class_loader([jar_url(connector)])
+        env.add_jars(jar_url(shim_jar(connector)))
+    else:
+        connector = kafka_connector_jar(connector_jar)
+        env.add_jars(jar_url(connector), jar_url(shim_jar(connector)))
     if not _env_config(env).toMap().get("python.executable"):
         env.set_python_executable(sys.executable)
     if ship_serdes:

@@ -18,10 +18,11 @@ from pathlib import Path
 from .._errors import ConnectorJarError
 from .._mvn import DEPENDENCY_PLUGIN_VERSION, ENV_CACHE, cache_dir, dependency_plugin_pom, mvn_package_command  # noqa: F401
 
+# CONNECTOR_VERSION is verified with apache-flink 2.2.1 (KafkaSource/KafkaSink + table connector);
+# defined with the shim's build, which compiles the shipped shim against it
+from ._shim_build import CONNECTOR_ARTIFACT as CONNECTOR_ARTIFACT, CONNECTOR_VERSION as CONNECTOR_VERSION, connector_jar_name
+
 CONNECTOR_GROUP = "org.apache.flink"
-CONNECTOR_ARTIFACT = "flink-sql-connector-kafka"
-#: Verified with apache-flink 2.2.1 (KafkaSource/KafkaSink + table connector).
-CONNECTOR_VERSION = "5.0.0-2.2"
 
 ENV_JAR = "SERDES_FLINK_KAFKA_JAR"
 
@@ -29,7 +30,7 @@ ENV_JAR = "SERDES_FLINK_KAFKA_JAR"
 
 
 def _jar_name(version: str) -> str:
-    return f"{CONNECTOR_ARTIFACT}-{version}.jar"
+    return connector_jar_name(version)
 
 
 def connector_dir(version: str = CONNECTOR_VERSION) -> Path:

@@ -16,25 +16,32 @@ The shim's classes are compiled against the Kafka connector jar and PyFlink's ow
   ``KafkaProtobufKeyedPackedDeserializationSchema`` keys by a top-level field of a Protobuf value
   instead (``serdes.flink.ProtobufKeyField``: ``read_kafka_keyed(key_by="field")``).
 
-The jar is cached next to the connector jar, keyed by a hash of the sources and the
-connector/flink versions, so compilation (~3 s) happens once per machine.
+A wheel carries the jar, compiled when the package was built (``setup.py``) and recorded with what
+it was compiled from: it is used when that matches (these sources, the connector's version by
+its file name, PyFlink's version), with no ``javac``. Otherwise (a source checkout, a build machine
+without a JDK or Maven, another connector) the jar is compiled at first use and cached, keyed by a
+hash of the sources and the connector/flink versions, so compilation (~3 s) happens once per
+machine.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
-import subprocess
-import tempfile
-import zipfile
 from pathlib import Path
 
 from .._errors import ConnectorJarError
 from .._mvn import cache_dir
 from ._jars import CONNECTOR_VERSION, kafka_connector_jar
+from ._shim_build import JAVA_DIR, PACKAGED_JAR_NAME, compile_jar, connector_jar_name, read_build_info, sources_hash
 
-JAVA_SRC = Path(__file__).parent / "java"
+_log = logging.getLogger(__name__)
+
+JAVA_SRC = JAVA_DIR
+#: the jar the package build ships (absent in a source checkout)
+PACKAGED_JAR = Path(__file__).parent / PACKAGED_JAR_NAME
 DESERIALIZER_CLASS = "serdes.flink.KafkaRowDeserializationSchema"
 SERIALIZER_CLASS = "serdes.flink.KafkaRowSerializationSchema"
 PACKED_DESERIALIZER_CLASS = "serdes.flink.KafkaPackedDeserializationSchema"
@@ -49,29 +56,48 @@ def _pyflink_lib() -> Path:
     return Path(pyflink.__file__).parent / "lib"
 
 
-def _sources() -> list[Path]:
-    return sorted(JAVA_SRC.rglob("*.java"))
+def _pyflink_version() -> str:
+    import pyflink.version
+
+    return str(pyflink.version.__version__)
 
 
 def shim_hash(connector_name: str) -> str:
+    """The cache key of a shim compiled here: sources, connector jar name, PyFlink version."""
     h = hashlib.sha256()
-    for src in _sources():
-        h.update(src.name.encode())
-        h.update(src.read_bytes())
-    h.update(connector_name.encode())
-    import pyflink.version
-
-    h.update(pyflink.version.__version__.encode())
+    for part in (sources_hash(JAVA_SRC), connector_name, _pyflink_version()):
+        h.update(part.encode() + b"\0")
     return h.hexdigest()[:16]
 
 
-def shim_jar(connector_jar: str | os.PathLike[str] | None = None) -> Path:
-    """Return the compiled shim jar: cached, else compiled now with ``javac`` (about 3 s, once).
+def packaged_shim_jar(connector_name: str, jar: Path | None = None) -> Path | None:
+    """The jar the package build shipped (``jar``: default :data:`PACKAGED_JAR`) if it was built
+    from these sources, for the connector named ``connector_name`` and this PyFlink; else ``None``."""
+    jar = PACKAGED_JAR if jar is None else jar
+    if not jar.is_file():
+        return None
+    info = read_build_info(jar) or {}
+    wanted = {"sources": sources_hash(JAVA_SRC), "flink": _pyflink_version()}
+    found = {k: info.get(k) for k in wanted}
+    built_for = connector_jar_name(info.get("connector", "?"))
+    if found != wanted or built_for != connector_name:
+        _log.info("not using the packaged shim %s: built from %s for %s, needed %s for %s",
+                  jar, found, built_for, wanted, connector_name)
+        return None
+    return jar
 
-    No jar ships in the package (jars are built or fetched into the cache, never committed), so a
-    machine needs a JDK's ``javac`` the first time.
+
+def shim_jar(connector_jar: str | os.PathLike[str] | None = None) -> Path:
+    """Return the shim jar: the one the wheel ships when it matches (see :func:`packaged_shim_jar`),
+    else one cached, else compiled now with ``javac`` (about 3 s, once).
+
+    Without a matching packaged jar (a source checkout, a package built without a JDK or Maven,
+    another connector version) a machine needs a JDK's ``javac`` the first time.
     """
     connector = Path(connector_jar) if connector_jar else kafka_connector_jar()
+    packaged = packaged_shim_jar(connector.name)
+    if packaged is not None:
+        return packaged
     name = f"serdes-flink-shim-{shim_hash(connector.name)}.jar"
     out = cache_dir() / "serdes-flink-shim" / name
     if out.is_file():
@@ -80,24 +106,16 @@ def shim_jar(connector_jar: str | os.PathLike[str] | None = None) -> Path:
     if javac is None:
         raise ConnectorJarError(
             "`javac` (a JDK 17+) is needed once to compile serdes' Kafka record shim "
-            f"(cached at {out}); install openjdk-17-jdk-headless."
+            f"(cached at {out}): this serdes ships no shim jar built for {connector.name} and "
+            f"PyFlink {_pyflink_version()}; install openjdk-17-jdk-headless."
         )
+    if not connector.is_file():
+        raise ConnectorJarError(f"compiling serdes' Kafka record shim needs the connector jar locally: {connector}")
     classpath = [str(connector)] + [str(p) for p in sorted(_pyflink_lib().glob("flink-dist*.jar"))]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="serdes-shim-") as tmp:
-        cmd = [javac, "--release", "17", "-nowarn", "-d", tmp, "-cp", os.pathsep.join(classpath)]
-        cmd += [str(s) for s in _sources()]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise ConnectorJarError(
-                f"javac failed compiling the serdes Flink shim against {connector}:\n{proc.stderr}"
-            )
-        part = out.with_suffix(f".{os.getpid()}.tmp")
-        with zipfile.ZipFile(part, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("META-INF/MANIFEST.MF", "Manifest-Version: 1.0\nCreated-By: serdes\n\n")
-            for cls in Path(tmp).rglob("*.class"):
-                zf.write(cls, cls.relative_to(tmp).as_posix())
-        os.replace(part, out)
+    try:
+        compile_jar(javac, classpath, out, java_dir=JAVA_SRC)
+    except RuntimeError as exc:
+        raise ConnectorJarError(f"javac failed compiling the serdes Flink shim against {connector}:\n{exc}") from None
     return out
 
 

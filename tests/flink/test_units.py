@@ -129,6 +129,7 @@ def test_shim_without_javac_says_what_is_missing(tmp_path, monkeypatch):
     connector.write_bytes(b"PK")
     monkeypatch.setenv("SERDES_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(_shim.shutil, "which", lambda name: None)
+    monkeypatch.setattr(_shim, "PACKAGED_JAR", tmp_path / "none.jar")  # as in a checkout: no wheel's jar
     with pytest.raises(sf.ConnectorJarError, match="javac"):
         _shim.shim_jar(connector)
 

@@ -127,15 +127,13 @@ def configure(env: StreamExecutionEnvironment, connector_jar: str | os.PathLike[
         return env
     configured = None if connector_jar else configured_connector_jar(env)
     if configured is not None:
-        from pyflink.util.java_utils import add_jars_to_context_class_loader
-
         # in pipeline.jars already (shipped with the job); the client's JVM loads it too, as
         # env.add_jars would, for the KafkaSource/KafkaSink builders
         connector = _url_path(configured)
         if not connector.is_file():
             # the client builds the KafkaSource/KafkaSink with it, so it must be here too
             raise ConnectorJarError(f"the Kafka connector jar in pipeline.jars is not a local file: {configured}")
-        add_jars_to_context_class_loader([jar_url(connector)])
+        _pyflink.load_jars_in_client([jar_url(connector)])
         env.add_jars(jar_url(shim_jar(connector)))
     else:
         connector = kafka_connector_jar(connector_jar)

@@ -55,6 +55,7 @@ __all__ = [
     "transformations",
     "prepare_python_operators",
     "replace_stream_graph",
+    "load_jars_in_client",
     "bytes_state_as_bytes",
     "SPEEDUPS_ENV",
     "SPEEDUPS_KEY",
@@ -118,6 +119,12 @@ def java_class(name: str) -> Any:
     """``java.lang.Class`` of ``name``, loaded by the context class loader (which sees user jars)."""
     j = jvm()
     return j.java.lang.Class.forName(name, False, j.Thread.currentThread().getContextClassLoader())
+
+
+def load_jars_in_client(urls: List[str]) -> None:
+    """Load jars into the client JVM's context class loader, as ``env.add_jars`` does for the
+    jars it adds (``pyflink.util.java_utils.add_jars_to_context_class_loader``)."""
+    require(_module("pyflink.util.java_utils"), "add_jars_to_context_class_loader")(urls)
 
 
 def savepoint_format(fmt: str) -> Any:

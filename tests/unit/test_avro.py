@@ -1,6 +1,7 @@
 """serdes.avro serializer/deserializer against confluent-kafka's, on the mock registry.
 
-The serializer tests run on both encoder implementations (the ``avro_encode_impl`` fixture)."""
+Every test runs on both implementations (the ``implementation`` fixture, tests/support/implementations.py):
+the serializers and deserializers built in a test are all native or all pure Python."""
 
 from __future__ import annotations
 
@@ -30,16 +31,13 @@ from hypothesis import strategies as st
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
 
-from tests.support.avro_encode_impl import avro_encode_impl  # noqa: F401 - the fixture
 from tests.support.avro_samples import COMPLEX, STANDARD, records
+from tests.support.implementations import Implementation, is_native
 
 _UTC = datetime.timezone.utc
 
 
-@pytest.fixture(autouse=True)
-def _both_impls(avro_building: Any) -> Any:
-    """Every test here runs twice: deserializers built with the pure and the native decoder."""
-    return avro_building
+pytestmark = pytest.mark.usefixtures("implementation")
 
 
 @pytest.fixture
@@ -57,7 +55,6 @@ CPX_REC = records()["complex"][1]
 
 # -- round trips -----------------------------------------------------------------------------------
 
-@pytest.mark.usefixtures("avro_encode_impl")
 @pytest.mark.parametrize("schema,rec", [(STANDARD, STD_REC), (COMPLEX, CPX_REC)], ids=["standard", "complex"])
 def test_prefix_round_trip_both_directions(client: Any, schema: dict, rec: dict) -> None:
     s = json.dumps(schema)
@@ -73,7 +70,6 @@ def test_prefix_round_trip_both_directions(client: Any, schema: dict, rec: dict)
     assert len(ours_de._decoders) == 1
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_guid_header_framing_round_trip(client: Any) -> None:
     s = json.dumps(STANDARD)
     conf = {"schema.id.serializer": header_schema_id_serializer}
@@ -90,7 +86,6 @@ def test_guid_header_framing_round_trip(client: Any) -> None:
         assert CDeser(client, conf={"schema.id.deserializer": dual_schema_id_deserializer})(b1, _ctx(headers=h1)) == STD_REC
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_guid_prefix_frame_decodes(client: Any) -> None:
     s = json.dumps(STANDARD)
     h: list = []
@@ -102,7 +97,6 @@ def test_guid_prefix_frame_decodes(client: Any) -> None:
     assert len(framed[:17]) == 17 and framed[:17] in de._decoders
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_from_dict_to_dict(client: Any) -> None:
     class Obj:
         def __init__(self, d: dict) -> None:
@@ -116,7 +110,6 @@ def test_from_dict_to_dict(client: Any) -> None:
         assert isinstance(out, Obj) and out.d == STD_REC
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_return_record_name(client: Any) -> None:
     schema = {"type": "record", "name": "W", "namespace": "n", "fields": [
         {"name": "u", "type": ["null", {"type": "record", "name": "A", "fields": [{"name": "x", "type": "int"}]}]}]}
@@ -126,7 +119,6 @@ def test_return_record_name(client: Any) -> None:
         CDeser(client, return_record_name=True)(data, _ctx()) == {"u": ("n.A", {"x": 1})}
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_bytes_schema_raw_payload(client: Any) -> None:
     ser, cser = AvroSerializer(client, '"bytes"'), CSer(client, '"bytes"')
     for _ in range(2):
@@ -181,7 +173,6 @@ def test_use_latest_version_reader(client: Any) -> None:
     assert got == {"id": 1, "name": "a", "color": "GREEN", "email": None}
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_serializer_use_latest_and_use_schema_id(client: Any) -> None:
     subject = "lat-value"
     sid1 = client.register_schema(subject, Schema(json.dumps(V1), "AVRO"))
@@ -199,7 +190,6 @@ def test_serializer_use_latest_and_use_schema_id(client: Any) -> None:
         assert AvroDeserializer(client)(out, _ctx("lat")) == rec1
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_preregistered_schema_without_auto_register(client: Any) -> None:
     s = json.dumps(STANDARD)
     ser = AvroSerializer(client, s, conf={"auto.register.schemas": False})
@@ -211,7 +201,6 @@ def test_preregistered_schema_without_auto_register(client: Any) -> None:
     assert int.from_bytes(out[1:5], "big") == sid
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 @pytest.mark.parametrize("strategy,subject", [
     (topic_subject_name_strategy, "strat-value"),
     (record_subject_name_strategy, "bench.Standard"),
@@ -231,7 +220,6 @@ def test_subject_name_strategies(client: Any, strategy: Any, subject: str) -> No
 
 # -- references ------------------------------------------------------------------------------------
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_named_type_reference(client: Any) -> None:
     addr = {"type": "record", "name": "Address", "namespace": "ex", "fields": [{"name": "city", "type": "string"}]}
     client.register_schema("addr", Schema(json.dumps(addr), "AVRO"))
@@ -251,7 +239,6 @@ def test_named_type_reference(client: Any) -> None:
 
 # -- validation ------------------------------------------------------------------------------------
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_wrong_type_is_validation_error_naming_field(client: Any) -> None:
     ser = AvroSerializer(client, json.dumps(COMPLEX))
     ser(CPX_REC, _ctx())
@@ -266,7 +253,6 @@ def test_wrong_type_is_validation_error_naming_field(client: Any) -> None:
         ser(bad, _ctx())
 
 
-@pytest.mark.usefixtures("avro_encode_impl")
 def test_tuple_notation_union_goes_to_fastavro(client: Any) -> None:
     schema = {"type": "record", "name": "R", "fields": [
         {"name": "u", "type": ["null", {"type": "record", "name": "A", "fields": [{"name": "x", "type": "int"}]}]}]}
@@ -287,14 +273,14 @@ def _only_serdes_errors(de: Any, data: bytes) -> None:
         pass
 
 
-@pytest.fixture(scope="module")
-def garbage_env(avro_impl: Any) -> Any:
+@pytest.fixture
+def garbage_env(implementation: Implementation) -> Any:
+    # once per test, not per example: the frames and their decoders, built with ``implementation``
     c = SchemaRegistryClient.new_client({"url": f"mock://avro-garbage-{uuid.uuid4().hex}"})
     frames = [AvroSerializer(c, json.dumps(s))(r, _ctx()) for s, r in ((STANDARD, STD_REC), (COMPLEX, CPX_REC))]
-    with avro_impl.building():  # decoders are built on the first record: build both now
-        de = AvroDeserializer(c)
-        for f in frames:
-            de(f, _ctx())
+    de = AvroDeserializer(c)
+    for f in frames:  # decoders are built on the first record: build both now
+        de(f, _ctx())
     return de, frames
 
 
@@ -340,11 +326,9 @@ def test_deserialize_batch(client: Any) -> None:
     assert ser.serialize_batch(recs, _ctx()) == frames[:-1]
 
 
-def test_deserializer_builds_the_decoder_of_the_active_implementation(client: Any, avro_impl: Any) -> None:
-    from tests.support.avro_impl import is_native
-
+def test_deserializer_builds_the_decoder_of_the_active_implementation(client: Any, implementation: Implementation) -> None:
     frame = AvroSerializer(client, json.dumps(STANDARD))(STD_REC, _ctx())
     de = AvroDeserializer(client)
     assert de(frame, _ctx()) == STD_REC
     (dec,) = de._decoders.values()
-    assert is_native(dec) == (avro_impl.name == "native")
+    assert is_native(dec) == (implementation.name == "native")

@@ -1,5 +1,6 @@
 """The generated Avro decoder against fastavro's ``schemaless_reader`` (differential), plus the
-cases where serdes is deliberately stricter (garbage in never returns a value)."""
+cases where serdes is deliberately stricter (garbage in never returns a value), and the encoder
+against fastavro's writer; on both implementations (the ``implementation`` fixture)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from hypothesis import strategies as st
 from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError
 from serdes.avro._codegen import Unsupported, generated_source
 
-from tests.support.avro_encode_impl import avro_encode_impl, compile_for  # noqa: F401 - the fixture
 from tests.support.avro_strategies import evolve, schema_and_record
+from tests.support.implementations import Implementation
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -52,7 +53,7 @@ def _same(a: Any, b: Any) -> bool:
     return a == b
 
 
-def _ours(impl: Any, schema: Any, data: bytes, reader: Any = None, rrn: bool = False) -> Any:
+def _ours(impl: Implementation, schema: Any, data: bytes, reader: Any = None, rrn: bool = False) -> Any:
     w = fastavro.parse_schema(schema)
     r = fastavro.parse_schema(reader) if reader is not None else None
     return impl.compile_decoder(w, r, rrn, with_ctx=False)(data)
@@ -62,17 +63,17 @@ def _ours(impl: Any, schema: Any, data: bytes, reader: Any = None, rrn: bool = F
 
 @_SETTINGS
 @given(schema_and_record(), st.booleans())
-def test_generated_decoder_matches_fastavro(avro_impl: Any, sr: Any, rrn: bool) -> None:
+def test_generated_decoder_matches_fastavro(implementation: Implementation, sr: Any, rrn: bool) -> None:
     schema, rec = sr
     data = _enc(schema, rec)
     expected = _fa(schema, data, rrn=rrn)
-    got = _ours(avro_impl, schema, data, rrn=rrn)
+    got = _ours(implementation, schema, data, rrn=rrn)
     assert _same(got, expected), (json.dumps(schema), got, expected)
 
 
 @_SETTINGS
 @given(st.data())
-def test_generated_decoder_matches_fastavro_with_reader_schema(avro_impl: Any, data: Any) -> None:
+def test_generated_decoder_matches_fastavro_with_reader_schema(implementation: Implementation, data: Any) -> None:
     schema, rec = data.draw(schema_and_record(max_depth=2))
     reader = data.draw(evolve(schema))
     try:
@@ -86,7 +87,7 @@ def test_generated_decoder_matches_fastavro_with_reader_schema(avro_impl: Any, d
     except Exception as e:  # fastavro's resolution error (or its quirks)
         expected = ("err", type(e).__name__)
     try:
-        got: Any = ("ok", _ours(avro_impl, schema, payload, reader, rrn))
+        got: Any = ("ok", _ours(implementation, schema, payload, reader, rrn))
     except SchemaMismatchError:
         got = ("err", "SchemaResolutionError")
     except Unsupported:
@@ -107,10 +108,10 @@ def test_generated_decoder_matches_fastavro_with_reader_schema(avro_impl: Any, d
 
 @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
 @given(schema_and_record(max_depth=2), st.data())
-def test_truncation_and_trailing_bytes_raise(avro_impl: Any, sr: Any, data: Any) -> None:
+def test_truncation_and_trailing_bytes_raise(implementation: Implementation, sr: Any, data: Any) -> None:
     schema, rec = sr
     payload = _enc(schema, rec)
-    dec = avro_impl.compile_decoder(fastavro.parse_schema(schema), with_ctx=False)
+    dec = implementation.compile_decoder(fastavro.parse_schema(schema), with_ctx=False)
     assert _same(dec(payload), _fa(schema, payload))
     extra = data.draw(st.binary(min_size=1, max_size=4))
     with pytest.raises((CorruptPayloadError, IndexError, ValueError)) as ei:
@@ -126,74 +127,74 @@ def test_truncation_and_trailing_bytes_raise(avro_impl: Any, sr: Any, data: Any)
             raise AssertionError(f"truncated payload {payload[:cut]!r} decoded")
 
 
-def test_trailing_byte_raises_corrupt(avro_impl: Any) -> None:
+def test_trailing_byte_raises_corrupt(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "int"}]}
-    dec = avro_impl.compile_decoder(schema, with_ctx=False)
+    dec = implementation.compile_decoder(schema, with_ctx=False)
     assert dec(b"\x02") == {"a": 1}
     with pytest.raises(CorruptPayloadError, match="trailing"):
         dec(b"\x02\x00")
 
 
-def test_truncated_string_raises(avro_impl: Any) -> None:
+def test_truncated_string_raises(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [{"name": "s", "type": "string"}]}
-    dec = avro_impl.compile_decoder(schema, with_ctx=False)
+    dec = implementation.compile_decoder(schema, with_ctx=False)
     assert dec(b"\x06abc") == {"s": "abc"}
     with pytest.raises(CorruptPayloadError, match="early"):
         dec(b"\x06ab")
 
 
-def test_negative_length_raises(avro_impl: Any) -> None:
+def test_negative_length_raises(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [{"name": "s", "type": "bytes"}]}
     with pytest.raises(CorruptPayloadError, match="negative length"):
-        avro_impl.compile_decoder(schema, with_ctx=False)(b"\x03abc")
+        implementation.compile_decoder(schema, with_ctx=False)(b"\x03abc")
 
 
-def test_union_index_out_of_range_raises_where_fastavro_reads_last_branch(avro_impl: Any) -> None:
+def test_union_index_out_of_range_raises_where_fastavro_reads_last_branch(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [{"name": "u", "type": ["null", "int"]}]}
     data = b"\x01\x02"  # branch index -1
     assert _fa(schema, data) == {"u": 1}  # fastavro indexes the Python list with -1
     with pytest.raises(CorruptPayloadError, match="union branch index -1"):
-        _ours(avro_impl, schema, data)
+        _ours(implementation, schema, data)
     with pytest.raises(CorruptPayloadError, match="union branch index 2"):
-        _ours(avro_impl, schema, b"\x04")
+        _ours(implementation, schema, b"\x04")
 
 
-def test_enum_index_out_of_range_raises(avro_impl: Any) -> None:
+def test_enum_index_out_of_range_raises(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [
         {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}}]}
-    assert _ours(avro_impl, schema, b"\x02") == {"e": "B"}
+    assert _ours(implementation, schema, b"\x02") == {"e": "B"}
     with pytest.raises(CorruptPayloadError, match="enum index"):
-        _ours(avro_impl, schema, b"\x04")
+        _ours(implementation, schema, b"\x04")
     with pytest.raises(CorruptPayloadError, match="enum index"):
-        _ours(avro_impl, schema, b"\x01")
+        _ours(implementation, schema, b"\x01")
 
 
-def test_huge_array_count_raises_fast(avro_impl: Any) -> None:
+def test_huge_array_count_raises_fast(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [{"name": "a", "type": {"type": "array", "items": "null"}}]}
     # count 2**62 of zero-byte items: fastavro would spin; serdes refuses (items budget)
     with pytest.raises(CorruptPayloadError, match="serdes.max.items=10000000"):
-        _ours(avro_impl, schema, b"\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01")
+        _ours(implementation, schema, b"\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01")
     schema = {"type": "record", "name": "R", "fields": [{"name": "a", "type": {"type": "array", "items": "int"}}]}
     with pytest.raises(CorruptPayloadError, match="block of"):
-        _ours(avro_impl, schema, b"\x10\x02")
+        _ours(implementation, schema, b"\x10\x02")
 
 
-def test_overlong_varint_raises(avro_impl: Any) -> None:
+def test_overlong_varint_raises(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]}
     with pytest.raises(CorruptPayloadError, match="varint"):
-        _ours(avro_impl, schema, b"\xff" * 11 + b"\x01")
+        _ours(implementation, schema, b"\xff" * 11 + b"\x01")
 
 
-def test_long_extremes_and_noncanonical_varints(avro_impl: Any) -> None:
+def test_long_extremes_and_noncanonical_varints(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}, {"name": "u", "type": ["null", "int"]}]}
     for v in (0, -1, 1, 63, -64, 64, 2**31, -(2**63), 2**63 - 1):
         data = _enc(schema, {"a": v, "u": 5})
-        assert _ours(avro_impl, schema, data) == _fa(schema, data) == {"a": v, "u": 5}
+        assert _ours(implementation, schema, data) == _fa(schema, data) == {"a": v, "u": 5}
     # union index 1 written in two bytes (0x82 0x00): a valid, non-canonical varint
-    assert _ours(avro_impl, schema, b"\x00\x82\x00\x02") == _fa(schema, b"\x00\x82\x00\x02") == {"a": 0, "u": 1}
+    assert _ours(implementation, schema, b"\x00\x82\x00\x02") == _fa(schema, b"\x00\x82\x00\x02") == {"a": 0, "u": 1}
 
 
-def test_negative_block_counts_with_sizes(avro_impl: Any) -> None:
+def test_negative_block_counts_with_sizes(implementation: Implementation) -> None:
     schema = {"type": "record", "name": "R", "fields": [
         {"name": "a", "type": {"type": "array", "items": "int"}},
         {"name": "m", "type": {"type": "map", "values": "int"}},
@@ -208,8 +209,8 @@ def test_negative_block_counts_with_sizes(avro_impl: Any) -> None:
     data = b"\x03\x04\x02\x04\x00" + b"\x01\x06\x02k\x06\x00" + b"\x01\x04\x02x\x00" + b"\x08"
     expected = {"a": [1, 2], "m": {"k": 3}, "skipme": ["x"], "z": 4}
     assert _fa(schema, data) == expected
-    assert _ours(avro_impl, schema, data) == expected
-    assert _ours(avro_impl, schema, data, reader) == _fa(schema, data, reader) == {"a": [1, 2], "m": {"k": 3}, "z": 4}
+    assert _ours(implementation, schema, data) == expected
+    assert _ours(implementation, schema, data, reader) == _fa(schema, data, reader) == {"a": [1, 2], "m": {"k": 3}, "z": 4}
 
 
 # -- logical types ---------------------------------------------------------------------------------
@@ -232,7 +233,7 @@ LOGICAL_SCHEMA = {
     ]}
 
 
-def test_logical_types_match_fastavro(avro_impl: Any) -> None:
+def test_logical_types_match_fastavro(implementation: Implementation) -> None:
     utc = datetime.timezone.utc
     rec = {
         "ts_ms": datetime.datetime(2024, 2, 29, 23, 59, 59, 999000, tzinfo=utc),
@@ -249,31 +250,31 @@ def test_logical_types_match_fastavro(avro_impl: Any) -> None:
         "opt_ts": datetime.datetime(2030, 1, 1, tzinfo=utc),
     }
     data = _enc(LOGICAL_SCHEMA, rec)
-    got = _ours(avro_impl, LOGICAL_SCHEMA, data)
+    got = _ours(implementation, LOGICAL_SCHEMA, data)
     assert _same(got, _fa(LOGICAL_SCHEMA, data))
     assert got == rec
     assert isinstance(got["u"], uuid.UUID)  # fastavro returns uuid.UUID for string/uuid
 
 
-def test_logical_type_keyed_on_writer_schema(avro_impl: Any) -> None:
+def test_logical_type_keyed_on_writer_schema(implementation: Implementation) -> None:
     # fastavro applies the writer's logical type and skips promotion; a plain writer long read
     # with a timestamp reader stays an int
     w = {"type": "record", "name": "R", "fields": [{"name": "t", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}
     r = {"type": "record", "name": "R", "fields": [{"name": "t", "type": "long"}]}
     data = _enc(w, {"t": 1000})
-    assert _same(_ours(avro_impl, w, data, r), _fa(w, data, r))
-    assert _same(_ours(avro_impl, r, data, w), _fa(r, data, w))
-    assert _ours(avro_impl, r, data, w) == {"t": 1000}
+    assert _same(_ours(implementation, w, data, r), _fa(w, data, r))
+    assert _same(_ours(implementation, r, data, w), _fa(r, data, w))
+    assert _ours(implementation, r, data, w) == {"t": 1000}
 
 
-def test_registered_custom_logical_reader_is_honoured(avro_impl: Any) -> None:
+def test_registered_custom_logical_reader_is_honoured(implementation: Implementation) -> None:
     from fastavro.read import LOGICAL_READERS
 
     LOGICAL_READERS["long-serdes-test-cents"] = lambda v, w, r: decimal.Decimal(v).scaleb(-2)
     try:
         s = {"type": "record", "name": "R", "fields": [{"name": "c", "type": {"type": "long", "logicalType": "serdes-test-cents"}}]}
         data = _enc(s, {"c": 1234})
-        assert _ours(avro_impl, s, data) == _fa(s, data) == {"c": decimal.Decimal("12.34")}
+        assert _ours(implementation, s, data) == _fa(s, data) == {"c": decimal.Decimal("12.34")}
     finally:
         del LOGICAL_READERS["long-serdes-test-cents"]
 
@@ -290,7 +291,7 @@ W1 = {"type": "record", "name": "User", "namespace": "ex", "fields": [
 ]}
 
 
-def test_evolution_rules(avro_impl: Any) -> None:
+def test_evolution_rules(implementation: Implementation) -> None:
     reader = {"type": "record", "name": "User", "namespace": "ex", "fields": [
         {"name": "name", "type": "bytes"},                                   # string -> bytes, reordered
         {"name": "id", "type": "double"},                                    # int -> double
@@ -304,77 +305,77 @@ def test_evolution_rules(avro_impl: Any) -> None:
     ]}                                                                       # legacy removed
     rec = {"id": 7, "name": "bob", "score": 0.5, "color": "PURPLE", "tag": None, "legacy": [{"x": 1}, {"x": 2}]}
     data = _enc(W1, rec)
-    got = _ours(avro_impl, W1, data, reader)
+    got = _ours(implementation, W1, data, reader)
     assert _same(got, _fa(W1, data, reader))
     assert got == {"name": b"bob", "id": 7.0, "score": 0.5, "color": "UNKNOWN", "tag": None, "added": "x",
                    "added_rec": {"q": 1}}
     # mutable defaults are not shared between records
     got["added_rec"]["q"] = 99
-    assert _ours(avro_impl, W1, data, reader)["added_rec"] == {"q": 1}
+    assert _ours(implementation, W1, data, reader)["added_rec"] == {"q": 1}
 
 
-def test_missing_default_is_a_mismatch_at_build_time(avro_impl: Any) -> None:
+def test_missing_default_is_a_mismatch_at_build_time(implementation: Implementation) -> None:
     reader = {"type": "record", "name": "User", "namespace": "ex", "fields": [
         {"name": "id", "type": "int"}, {"name": "email", "type": "string"}]}
     with pytest.raises(SchemaMismatchError, match="email"):
-        avro_impl.compile_decoder(fastavro.parse_schema(W1), fastavro.parse_schema(reader))
+        implementation.compile_decoder(fastavro.parse_schema(W1), fastavro.parse_schema(reader))
 
 
-def test_incompatible_type_is_a_mismatch_at_build_time(avro_impl: Any) -> None:
+def test_incompatible_type_is_a_mismatch_at_build_time(implementation: Implementation) -> None:
     reader = {"type": "record", "name": "User", "namespace": "ex", "fields": [{"name": "name", "type": "int"}]}
     with pytest.raises(SchemaMismatchError):
-        avro_impl.compile_decoder(fastavro.parse_schema(W1), fastavro.parse_schema(reader))
+        implementation.compile_decoder(fastavro.parse_schema(W1), fastavro.parse_schema(reader))
 
 
-def test_enum_symbol_without_default_raises_per_record(avro_impl: Any) -> None:
+def test_enum_symbol_without_default_raises_per_record(implementation: Implementation) -> None:
     reader = {"type": "record", "name": "User", "namespace": "ex", "fields": [
         {"name": "color", "type": {"type": "enum", "name": "Color", "symbols": ["RED", "GREEN"]}}]}
-    dec = avro_impl.compile_decoder(fastavro.parse_schema(W1), fastavro.parse_schema(reader), with_ctx=False)
+    dec = implementation.compile_decoder(fastavro.parse_schema(W1), fastavro.parse_schema(reader), with_ctx=False)
     base = {"id": 1, "name": "a", "score": 1.0, "tag": "t", "legacy": []}
     assert dec(_enc(W1, dict(base, color="GREEN"))) == {"color": "GREEN"}
     with pytest.raises(SchemaMismatchError, match="PURPLE not found"):
         dec(_enc(W1, dict(base, color="PURPLE")))
 
 
-def test_union_resolution_writer_union_reader_plain_and_back(avro_impl: Any) -> None:
+def test_union_resolution_writer_union_reader_plain_and_back(implementation: Implementation) -> None:
     w = {"type": "record", "name": "R", "fields": [{"name": "a", "type": ["null", "int"]}]}
     r = {"type": "record", "name": "R", "fields": [{"name": "a", "type": "long"}]}
-    dec = avro_impl.compile_decoder(fastavro.parse_schema(w), fastavro.parse_schema(r), with_ctx=False)
+    dec = implementation.compile_decoder(fastavro.parse_schema(w), fastavro.parse_schema(r), with_ctx=False)
     assert dec(_enc(w, {"a": 5})) == {"a": 5}
     with pytest.raises(SchemaMismatchError):
         dec(_enc(w, {"a": None}))  # null branch has no match in the reader: only when it occurs
     # plain writer, union reader
-    dec2 = avro_impl.compile_decoder(fastavro.parse_schema(r), fastavro.parse_schema({"type": "record", "name": "R", "fields": [
+    dec2 = implementation.compile_decoder(fastavro.parse_schema(r), fastavro.parse_schema({"type": "record", "name": "R", "fields": [
         {"name": "a", "type": ["null", "string", "double"]}]}), with_ctx=False)
     assert _same(dec2(_enc(r, {"a": 3})), {"a": 3.0})
 
 
-def test_recursive_named_type(avro_impl: Any) -> None:
+def test_recursive_named_type(implementation: Implementation) -> None:
     s = {"type": "record", "name": "Node", "fields": [
         {"name": "v", "type": "int"}, {"name": "next", "type": ["null", "Node"]},
         {"name": "kids", "type": {"type": "array", "items": "Node"}}]}
     rec = {"v": 1, "next": {"v": 2, "next": None, "kids": []}, "kids": [{"v": 3, "next": None, "kids": []}]}
     data = _enc(s, rec)
     for rrn in (False, True):
-        assert _same(_ours(avro_impl, s, data, rrn=rrn), _fa(s, data, rrn=rrn))
+        assert _same(_ours(implementation, s, data, rrn=rrn), _fa(s, data, rrn=rrn))
     assert "def _rec" in generated_source(s)
 
 
-def test_return_record_name(avro_impl: Any) -> None:
+def test_return_record_name(implementation: Implementation) -> None:
     s = {"type": "record", "name": "R", "namespace": "n", "fields": [
         {"name": "u", "type": [{"type": "record", "name": "A", "fields": [{"name": "x", "type": "int"}]},
                                {"type": "record", "name": "B", "fields": [{"name": "y", "type": "string"}]}]},
         {"name": "e", "type": ["null", {"type": "enum", "name": "E", "symbols": ["P"]}]},
         {"name": "e2", "type": ["null", "E"]}]}
     data = _enc(s, {"u": ("n.B", {"y": "q"}), "e": "P", "e2": "P"})
-    got = _ours(avro_impl, s, data, rrn=True)
+    got = _ours(implementation, s, data, rrn=True)
     assert _same(got, _fa(s, data, rrn=True))
     assert got["u"] == ("n.B", {"y": "q"})
 
 
-def test_raw_bytes_schema_is_the_whole_payload(avro_impl: Any) -> None:
+def test_raw_bytes_schema_is_the_whole_payload(implementation: Implementation) -> None:
     # confluent-kafka writes a "bytes" schema as the bare payload, no length prefix
-    dec = avro_impl.compile_decoder("bytes", with_ctx=False, expect_native=False)  # a slice: pure on both
+    dec = implementation.compile_decoder("bytes", with_ctx=False, expect_native=False)  # a slice: pure on both
     assert dec(b"\x01\x02\x03") == b"\x01\x02\x03"
 
 
@@ -382,16 +383,16 @@ def test_raw_bytes_schema_is_the_whole_payload(avro_impl: Any) -> None:
 
 @_SETTINGS
 @given(sr=schema_and_record())
-def test_generated_encoder_matches_fastavro_writer(avro_encode_impl: str, sr: Any) -> None:  # noqa: F811 - the fixture
-    compile_encoder = compile_for(avro_encode_impl)
+def test_generated_encoder_matches_fastavro_writer(implementation: Implementation, sr: Any) -> None:
+    compile_encoder = implementation.compile_encoder
     schema, rec = sr
     assert compile_encoder(schema, b"\x00\x00\x00\x00\x07")(rec, None) == b"\x00\x00\x00\x00\x07" + _enc(schema, rec)
 
 
-def test_encoder_rejects_what_fastavro_writes_as_garbage(avro_encode_impl: str) -> None:  # noqa: F811 - the fixture
+def test_encoder_rejects_what_fastavro_writes_as_garbage(implementation: Implementation) -> None:
     from serdes import ValidationError
 
-    compile_encoder = compile_for(avro_encode_impl)
+    compile_encoder = implementation.compile_encoder
     s = {"type": "record", "name": "R", "fields": [
         {"name": "a", "type": "int"},
         {"name": "n", "type": {"type": "record", "name": "N", "fields": [{"name": "x", "type": "long"}]}}]}

@@ -31,9 +31,9 @@ from serdes.avro import _native_decoder
 from serdes.avro._codegen import Unsupported, compile_decoder
 from serdes.avro._native_decoder import compile_native_decoder
 
-from tests.support.avro_impl import is_native, native_module
 from tests.support.avro_samples import records
 from tests.support.avro_strategies import evolve, schema_and_record
+from tests.support.implementations import is_native, native_module
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 _DEFAULT_LIMITS = Limits()

@@ -32,9 +32,9 @@ from serdes.avro import AvroSerializer
 from serdes.avro._codegen import compile_encoder
 from serdes.avro._native_encoder import compile_native_encoder, is_native_encoder
 
-from tests.support.avro_encode_impl import avro_encode_impl, compile_for, require_native  # noqa: F401 - the fixture
 from tests.support.avro_samples import COMPLEX, STANDARD, records
 from tests.support.avro_strategies import _named_table, schema_and_record, schemas, values
+from tests.support.implementations import Implementation, require_native
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 _PREFIX = b"\x00\x00\x00\x00\x2a"
@@ -543,14 +543,14 @@ def test_the_depth_cap_fits_a_small_thread_stack() -> None:
     {"type": "record", "name": "R", "fields": [{"name": "e", "type": {"type": "enum", "name": "E)", "symbols": ["A"]}}]},
     {"type": "record", "name": "int", "fields": []},
 ])
-def test_invalid_names_are_a_schema_mismatch_on_both(avro_encode_impl: str, schema: Any) -> None:  # noqa: F811 - the fixture
+def test_invalid_names_are_a_schema_mismatch_on_both(implementation: Implementation, schema: Any) -> None:
     from serdes import SchemaMismatchError
 
     with pytest.raises(SchemaMismatchError):
-        compile_for(avro_encode_impl)(schema)
+        implementation.compile_encoder(schema)
 
 
-def test_too_deep_schemas_are_a_schema_mismatch_on_both(avro_encode_impl: str) -> None:  # noqa: F811 - the fixture
+def test_too_deep_schemas_are_a_schema_mismatch_on_both(implementation: Implementation) -> None:
     from serdes import SchemaMismatchError
     from serdes._limits import Limits
 
@@ -558,13 +558,13 @@ def test_too_deep_schemas_are_a_schema_mismatch_on_both(avro_encode_impl: str) -
     for _ in range(20_000):
         schema = {"type": "array", "items": schema}
     with pytest.raises(SchemaMismatchError, match="serdes.max.schema.depth=256"):
-        compile_for(avro_encode_impl)(schema)
+        implementation.compile_encoder(schema)
     with pytest.raises(SchemaMismatchError, match="too deep"):
-        compile_for(avro_encode_impl)(schema, limits=Limits(max_schema_depth=1_000_000))
+        implementation.compile_encoder(schema, limits=Limits(max_schema_depth=1_000_000))
 
 
 @pytest.mark.parametrize("kind,depth", [("array", 40), ("map", 120), ("record", 110)])
-def test_deep_schemas_encode_on_both(avro_encode_impl: str, kind: str, depth: int) -> None:  # noqa: F811 - the fixture
+def test_deep_schemas_encode_on_both(implementation: Implementation, kind: str, depth: int) -> None:
     s: Any = "long"
     value: Any = 7
     for i in range(depth):
@@ -574,16 +574,16 @@ def test_deep_schemas_encode_on_both(avro_encode_impl: str, kind: str, depth: in
             s, value = {"type": "map", "values": s}, {"k": value}
         else:
             s, value = {"type": "record", "name": f"R{i}", "fields": [{"name": "a", "type": s}]}, {"a": value}
-    enc = compile_for(avro_encode_impl)(s, _PREFIX)
-    assert is_native_encoder(enc) == (avro_encode_impl == "native")
+    enc = implementation.compile_encoder(s, _PREFIX)
+    assert is_native_encoder(enc) == (implementation.name == "native")
     assert enc(value, None) == _fastavro(s, value)
 
 
 @pytest.mark.parametrize("name", ["a b", "ünï", "x'); import os #", "-type", ""])
-def test_hostile_field_names_and_map_keys_are_data_on_both(avro_encode_impl: str, name: str) -> None:  # noqa: F811 - the fixture
+def test_hostile_field_names_and_map_keys_are_data_on_both(implementation: Implementation, name: str) -> None:
     schema = {"type": "record", "name": "R", "fields": [
         {"name": name, "type": "string", "default": name}, {"name": "m", "type": {"type": "map", "values": "string"}}]}
-    enc = compile_for(avro_encode_impl)(schema, _PREFIX)
+    enc = implementation.compile_encoder(schema, _PREFIX)
     for rec in ({name: "v", "m": {name: name}}, {"m": {}}):
         assert _outcome(enc, rec) == _outcome(compile_encoder(schema, _PREFIX), rec)
 

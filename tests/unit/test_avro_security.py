@@ -42,7 +42,7 @@ from serdes.avro._deserializer import compile_avro_decoder
 from serdes.avro._exec import compile_generated
 from serdes.avro._schema_check import valid_name
 
-from tests.support.avro_impl import is_native
+from tests.support.implementations import Implementation, is_native
 
 _SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=list(HealthCheck))
 # the AST and round-trip tests compile ~6 decoders/encoders per example
@@ -154,10 +154,10 @@ def test_primitive_type_names_cannot_be_defined(name: str) -> None:
         compile_decoder({"type": "record", "name": name, "fields": []})
 
 
-def test_valid_names_pass(avro_impl: Any) -> None:
+def test_valid_names_pass(implementation: Implementation) -> None:
     s = {"type": "record", "name": "_R1", "namespace": "com.example_2", "fields": [
         {"name": "e", "type": {"type": "enum", "name": "x.y.E", "symbols": ["A"]}}]}
-    assert avro_impl.compile_decoder(s, with_ctx=False)(b"\x00") == {"e": "A"}
+    assert implementation.compile_decoder(s, with_ctx=False)(b"\x00") == {"e": "A"}
 
 
 # -- hostile strings where Avro allows any string: decoded and encoded as data -----------------------
@@ -194,16 +194,16 @@ _logical = hostile.filter(lambda s: f"long-{s}" not in LOGICAL_READERS and f"lon
 
 @_HEAVY
 @given(st.lists(hostile, min_size=9, max_size=9, unique=True), hostile, _logical, hostile)
-def test_hostile_field_names_docs_defaults_and_logical_types_are_data(avro_impl: Any, f: List[str], doc: str, logical: str, default: str) -> None:
+def test_hostile_field_names_docs_defaults_and_logical_types_are_data(implementation: Implementation, f: List[str], doc: str, logical: str, default: str) -> None:
     # field names, docs, defaults, aliases, logical type names and map keys may be any string in
     # fastavro and confluent-kafka: serdes decodes and encodes them as data, exactly as fastavro
     writer, reader = _template(["R", "E", "F", "I"], f, doc, logical, default)
     rec = _record(f, default)
     data = _fa_enc(writer, rec)
     assert compile_encoder(writer)(rec, None) == data
-    assert avro_impl.compile_decoder(writer, with_ctx=False)(data) == fastavro.schemaless_reader(io.BytesIO(data), fastavro.parse_schema(writer))
+    assert implementation.compile_decoder(writer, with_ctx=False)(data) == fastavro.schemaless_reader(io.BytesIO(data), fastavro.parse_schema(writer))
     expected = fastavro.schemaless_reader(io.BytesIO(data), fastavro.parse_schema(writer), fastavro.parse_schema(reader))
-    got = avro_impl.compile_decoder(writer, reader, with_ctx=False)(data)
+    got = implementation.compile_decoder(writer, reader, with_ctx=False)(data)
     assert got == expected and got[f[0]] == "A" and got[f[8]] == default
 
 
@@ -407,9 +407,9 @@ def test_schema_far_deeper_than_the_limit_is_refused_without_recursion_error() -
         compile_encoder(schema)
 
 
-def test_recursion_depth_is_bounded_in_process(avro_impl: Any) -> None:
+def test_recursion_depth_is_bounded_in_process(implementation: Implementation) -> None:
     node = {"type": "record", "name": "Node", "fields": [{"name": "next", "type": ["null", "Node"]}]}
-    dec = avro_impl.compile_decoder(node, with_ctx=False, limits=Limits(max_depth=10))
+    dec = implementation.compile_decoder(node, with_ctx=False, limits=Limits(max_depth=10))
     value: Any = None
     for _ in range(10):
         value = {"next": value}
@@ -427,7 +427,7 @@ def _nested(kind: str, depth: int, leaf: Any) -> Any:
     return {"type": "record", "name": "R", "fields": [{"name": "a", "type": s}]}
 
 
-def _strict(impl: Any, dec: Any) -> bool:
+def _strict(impl: Implementation, dec: Any) -> bool:
     """The decoder is the strict one of ``impl``: generated code (pure) or the native AvroDecoder."""
     return is_native(dec) if impl.name == "native" else hasattr(dec, "__serdes_source__")
 
@@ -438,11 +438,11 @@ def _one_each(kind: str, depth: int, leaf: bytes) -> bytes:
 
 
 @pytest.mark.parametrize("kind,depth", [("array", 11), ("map", 10), ("array", 40), ("map", 120)])
-def test_deep_schemas_compile_to_the_strict_decoder(avro_building: Any, kind: str, depth: int) -> None:
+def test_deep_schemas_compile_to_the_strict_decoder(implementation: Implementation, kind: str, depth: int) -> None:
     enum = {"type": "enum", "name": "E", "symbols": ["A", "B"]}
     schema = _nested(kind, depth, enum)
     dec = compile_avro_decoder(fastavro.parse_schema(schema), None, False, None)
-    assert _strict(avro_building, dec)  # generated (or native), not the fastavro fallback
+    assert _strict(implementation, dec)  # generated (or native), not the fastavro fallback
     value: Any = "B"
     for _ in range(depth):
         value = [value] if kind == "array" else {"k": value}
@@ -453,7 +453,7 @@ def test_deep_schemas_compile_to_the_strict_decoder(avro_building: Any, kind: st
         dec(_one_each(kind, depth, _zz(-1)), 0, None)
     long_schema = _nested(kind, depth, "long")
     ldec = compile_avro_decoder(fastavro.parse_schema(long_schema), None, False, None)
-    assert _strict(avro_building, ldec)
+    assert _strict(implementation, ldec)
     with pytest.raises(CorruptPayloadError, match="varint longer than 10 bytes"):
         ldec(_one_each(kind, depth, b"\xff" * 10 + b"\x01"), 0, None)
     # encoder compiles too (no SyntaxError) and writes fastavro's bytes
@@ -568,18 +568,18 @@ _BOMBS = {
 
 
 @pytest.mark.parametrize("name", sorted(_BOMBS))
-def test_bomb_is_a_typed_error_within_memory_and_time_bounds(avro_impl: Any, name: str) -> None:
+def test_bomb_is_a_typed_error_within_memory_and_time_bounds(implementation: Implementation, name: str) -> None:
     writer, reader, payload, message = _BOMBS[name]
     conf = {"serdes.max.items": 1000} if name == "configured-limit" else {}
     case = {"writer": writer, "reader": reader, "payload": payload.hex(), "conf": conf}
-    env = dict(os.environ, PYTHONPATH=str(_REPO), SERDES_PURE_PYTHON="1" if avro_impl.name == "pure" else "0")
+    env = dict(os.environ, PYTHONPATH=str(_REPO), SERDES_PURE_PYTHON="1" if implementation.name == "pure" else "0")
     proc = subprocess.run(
         [sys.executable, "-c", _RUNNER.format(limit=_RLIMIT)], input=json.dumps(case),
         capture_output=True, text=True, timeout=300, env=env, cwd=str(_REPO),
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out == {"ok": False, "type": "CorruptPayloadError", "message": out.get("message"), "impl": avro_impl.name}, out
+    assert out == {"ok": False, "type": "CorruptPayloadError", "message": out.get("message"), "impl": implementation.name}, out
     assert message in out["message"], out
     assert "topic='t'" in out["message"]
 

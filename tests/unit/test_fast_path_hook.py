@@ -24,6 +24,8 @@ from serdes._serde import EncodeStep, FastDeserializer, FastSerializer, ParseSte
 from serdes.json import JSONDeserializer, JSONSerializer
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer, WrongMessageTypeError
 
+from tests.support.implementations import Implementation
+
 # every test here runs on the native dispatcher and on the pure-Python one (tests/support/implementations.py)
 pytestmark = pytest.mark.usefixtures("implementation")
 
@@ -144,16 +146,16 @@ def test_protobuf_dict_output_and_non_root_messages_use_the_fallback(registry: S
     assert framed[:6] in de._steps
 
 
-def test_the_dispatcher_is_the_implementation_asked_for(implementation: str, registry: SchemaRegistryClient) -> None:
+def test_the_dispatcher_is_the_implementation_asked_for(implementation: Implementation, registry: SchemaRegistryClient) -> None:
     de = JSONDeserializer(None, schema_registry_client=registry)
     ser = JSONSerializer(SCHEMA, registry)
     for serde in (de, ser):
         native = type(serde._dispatch).__module__ == "serdes._serdes_native"
-        assert native is (implementation == "native")
+        assert native is (implementation.name == "native")
         assert serde.__call__ == serde._dispatch  # the user's call is the dispatcher (or, with no extension, _call_py itself)
 
 
-def test_protobuf_non_root_messages_get_a_step(implementation: str, registry: SchemaRegistryClient) -> None:
+def test_protobuf_non_root_messages_get_a_step(implementation: Implementation, registry: SchemaRegistryClient) -> None:
     ser = ProtobufSerializer(dbz_accounts_pb2.Value, registry, {"use.deprecated.format": False})
     de = ProtobufDeserializer(dbz_accounts_pb2.Value, {"use.deprecated.format": False}, registry)
     data = ser(dbz_accounts_pb2.Value(id=2, owner="o"), CTX)
@@ -232,7 +234,7 @@ def _python_frames(call: Any) -> List[str]:
     return [n for n in seen if n not in ("_python_frames", "<lambda>")]
 
 
-def test_a_cache_hit_runs_no_python_frame_of_serdes(implementation: str, registry: SchemaRegistryClient) -> None:
+def test_a_cache_hit_runs_no_python_frame_of_serdes(implementation: Implementation, registry: SchemaRegistryClient) -> None:
     ser = JSONSerializer(SCHEMA, registry)
     de = JSONDeserializer(None, schema_registry_client=registry)
     pser = ProtobufSerializer(order_pb2.Order, registry, {"use.deprecated.format": False})
@@ -240,7 +242,7 @@ def test_a_cache_hit_runs_no_python_frame_of_serdes(implementation: str, registr
     pctx = SerializationContext("hook-frames", MessageField.VALUE)
     data, pdata = ser({"id": 1}, CTX), pser(_order(), pctx)
     de(data, CTX), pde(pdata, pctx)  # the misses
-    expected = [] if implementation == "native" else ["_call_py"]
+    expected = [] if implementation.name == "native" else ["_call_py"]
     assert _python_frames(lambda: de(data, CTX)) == expected
     assert _python_frames(lambda: ser({"id": 2}, CTX)) == expected
     assert _python_frames(lambda: pde(pdata, pctx)) == expected

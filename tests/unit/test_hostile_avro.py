@@ -30,6 +30,7 @@ from serdes import CorruptPayloadError, SchemaMismatchError, ValidationError
 from serdes._varint import write_zigzag
 from serdes.avro import AvroDeserializer, AvroSerializer
 
+from tests.support.implementations import Implementation
 from tests.support.isolated import CHILD_PRELUDE, run_bounded
 
 pytestmark = pytest.mark.usefixtures("implementation")
@@ -58,11 +59,11 @@ def fastavro_bytes(schema: Any, value: Any) -> bytes:
 
 
 #: the child's prelude: build serdes objects with the implementation under test
-def child(implementation: str, body: str) -> str:
+def child(implementation: Implementation, body: str) -> str:
     return CHILD_PRELUDE + f'''
 import contextlib
 from serdes import _native
-IMPL = {implementation!r}
+IMPL = {implementation.name!r}
 BUILD = _native.forced_pure() if IMPL == "pure" else contextlib.nullcontext()
 assert IMPL == "pure" or _native.active() is not None
 ''' + body
@@ -79,7 +80,7 @@ FIXED_DECIMAL_RECORD = {"type": "record", "name": "Price", "fields": [
 ]}
 
 
-def test_decimal_longer_than_its_precision_is_refused_before_converting(implementation: str) -> None:
+def test_decimal_longer_than_its_precision_is_refused_before_converting(implementation: Implementation) -> None:
     # 1 MB of unscaled integer for a decimal(4,2): confluent-kafka takes over a minute and returns
     # Decimal('...E+2400000'); refused by its length, in a child under a memory limit
     out = run_bounded(child(implementation, f'''
@@ -186,7 +187,7 @@ def register_diamond(reg: SchemaRegistryClient, levels: int) -> int:
     return sid
 
 
-def test_a_diamond_of_references_costs_its_edges(implementation: str) -> None:
+def test_a_diamond_of_references_costs_its_edges(implementation: Implementation) -> None:
     out = run_bounded(child(implementation, '''
 from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
@@ -295,7 +296,7 @@ def wide(n: int, name: str = "W") -> Dict[str, Any]:
         {"name": f"f{i}", "type": ["null", "string"] if i % 2 else "long"} for i in range(n)]}
 
 
-def test_a_wide_record_builds_in_bounded_memory(implementation: str) -> None:
+def test_a_wide_record_builds_in_bounded_memory(implementation: Implementation) -> None:
     # 5,000 fields: one 130,000-line function peaked at +0.5 GB (20,000 fields: 1.9 GB)
     out = run_bounded(child(implementation, '''
 import resource
@@ -381,7 +382,7 @@ def test_reader_defaults_are_fresh_per_record() -> None:
     assert ConfluentAvroDeserializer(reg, json.dumps(reader))(frame(sid, b"\x04"), CTX) == de(frame(sid, b"\x04"), CTX)
 
 
-def test_reader_default_items_count_against_max_items(implementation: str) -> None:
+def test_reader_default_items_count_against_max_items(implementation: Implementation) -> None:
     # 2,000 list defaults of 1,000 items for a 6-byte record: 2,000,000 items per record
     out = run_bounded(child(implementation, '''
 import json

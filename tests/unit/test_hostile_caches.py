@@ -24,6 +24,7 @@ from serdes.json import JSONDeserializer, JSONSerializer
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
 
 from tests.support.counting_registry import CountingRegistry
+from tests.support.implementations import Implementation
 from tests.support.isolated import CHILD_PRELUDE, run_bounded
 
 pytestmark = pytest.mark.usefixtures("implementation")
@@ -80,11 +81,11 @@ def rss():
 '''
 
 
-def _child(implementation: str) -> str:
-    return _CHILD.replace("__IMPL__", repr(implementation))
+def _child(implementation: Implementation) -> str:
+    return _CHILD.replace("__IMPL__", repr(implementation.name))
 
 
-def test_header_junk_after_the_id_is_refused_and_never_cached(implementation: str) -> None:
+def test_header_junk_after_the_id_is_refused_and_never_cached(implementation: Implementation) -> None:
     out = run_bounded(_child(implementation) + f'''
 from serdes import FramingError
 from serdes.avro import AvroDeserializer
@@ -138,7 +139,7 @@ def test_header_value_spellings_share_one_entry_and_decode() -> None:
 # -- finding 5: without a registry client, one decoder per schema, not per frame ------------------
 
 
-def test_registry_less_deserializers_cache_per_schema_not_per_frame(implementation: str) -> None:
+def test_registry_less_deserializers_cache_per_schema_not_per_frame(implementation: Implementation) -> None:
     out = run_bounded(_child(implementation) + '''
 from google.protobuf import timestamp_pb2
 from serdes.json import JSONDeserializer

@@ -106,7 +106,7 @@ else:
 def test_redos_in_jsonschema_rs_backtracking_engine_is_bounded_everywhere_a_pattern_is_used(implementation):
     # finding 8: the 15 KB record, and the same pattern in every other place
     places = json.dumps(PLACES)
-    out = run_bounded(_REDOS_CHILD.format(places=places, pure=implementation == "pure"))
+    out = run_bounded(_REDOS_CHILD.format(places=places, pure=implementation.name == "pure"))
     assert out["returncode"] == 0 and out["error"] is None, out
     results = out["results"]
     assert results["additionalProperties"]["size"] > 14_000  # the 15 KB record
@@ -332,7 +332,7 @@ def test_patterns_over_the_size_limit_run_in_the_budgeted_fallback(implementatio
     # the 15 KB strings against each pattern, serializer and deserializer: every outcome is
     # a ValidationError, the budget's or the verdict's (none of the strings matches), and the strings
     # that match still pass; the Python fallback ran them (no clock asserted)
-    out = run_bounded(_OVERSIZE_CHILD.format(cases=json.dumps(OVERSIZE), pure=implementation == "pure"))
+    out = run_bounded(_OVERSIZE_CHILD.format(cases=json.dumps(OVERSIZE), pure=implementation.name == "pure"))
     assert out["returncode"] == 0 and out["error"] is None, out
     for name, res in out["results"].items():
         assert res["backend"] == "jsonschema" and res["options"] == "None", (name, res)

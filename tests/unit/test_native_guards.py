@@ -30,11 +30,11 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from fastavro.write import LOGICAL_WRITERS
 
-from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError, _native
+from serdes import CorruptPayloadError, SchemaMismatchError, SerdesError
 from serdes.avro import AvroDeserializer, AvroSerializer
 from serdes.avro._native_decoder import compile_native_decoder
 from serdes.avro._native_encoder import compile_native_encoder, is_native_encoder
-from tests.support.implementations import implementation  # noqa: F401 - the fixture
+from tests.support.implementations import Implementation, native_module
 from tests.support.isolated import CHILD_PRELUDE, run_bounded
 
 LINKED = {"type": "record", "name": "N", "fields": [{"name": "x", "type": "int"}, {"name": "n", "type": ["null", "N"]}]}
@@ -122,11 +122,9 @@ _DEPTHS = [50, 300, 1990, 100_000]
 
 
 @pytest.mark.parametrize("stack", [64, 128, 256, 1024])
-@pytest.mark.parametrize("impl", ["native", "pure"])
-def test_recursive_records_on_small_thread_stacks(impl: str, stack: int) -> None:
-    if impl == "native" and _native.native is None:
-        pytest.skip(f"serdes' native extension is not built ({_native.pure_python_reason}); CI builds it")
-    code = _STACK_CHILD.format(impl=impl, stack=stack, schema=LINKED, depths=_DEPTHS)
+def test_recursive_records_on_small_thread_stacks(implementation: Implementation, stack: int) -> None:
+    # the child rebuilds the implementation by name
+    code = _STACK_CHILD.format(impl=implementation.name, stack=stack, schema=LINKED, depths=_DEPTHS)
     out = run_bounded(CHILD_PRELUDE + code, timeout=600)
     assert out["returncode"] == 0, out
     assert len(out["results"]) == 2 * len(_DEPTHS), out
@@ -244,7 +242,7 @@ def test_the_sized_stack_thread_returns_and_raises_for_its_caller() -> None:
 def test_the_native_loops_stop_at_the_stack_not_at_a_count() -> None:
     # the guard reads the stack of the thread it runs on: a 128 KiB thread leaves far less than the
     # main thread. In a child: glibc hands a new thread a cached larger stack of an ended one.
-    native = _require_native()
+    native = native_module()
     assert native.STACK_RESERVE >= 16 * 1024
     out = run_bounded(CHILD_PRELUDE + """
 import threading
@@ -261,18 +259,12 @@ report(lambda: (seen[0], _native.native._stack_left()))
     assert small <= max(0, 128 * 1024 - native.STACK_RESERVE) < main
 
 
-def _require_native() -> Any:
-    if _native.native is None:
-        pytest.skip(f"serdes' native extension is not built ({_native.pure_python_reason}); CI builds it")
-    return _native.native
-
-
 # -- panics -----------------------------------------------------------------------------------------
 
 
 @pytest.fixture
 def native() -> Iterator[Any]:
-    mod = _require_native()
+    mod = native_module()
     yield mod
     mod._arm_panic(0)
 
@@ -387,12 +379,12 @@ class _RaisingGetattr:
         raise RuntimeError(f"no {name}")
 
 
-def _serdes(impl: str, schema: Any) -> Tuple[AvroSerializer, AvroDeserializer]:
+def _serdes(impl: Implementation, schema: Any) -> Tuple[AvroSerializer, AvroDeserializer]:
     registry = SchemaRegistryClient.new_client({"url": f"mock://guards-{uuid.uuid4().hex}"})
     return AvroSerializer(registry, json.dumps(schema)), AvroDeserializer(registry)
 
 
-def test_a_dict_subclass_whose_getitem_deletes_keys(implementation: str) -> None:  # noqa: F811
+def test_a_dict_subclass_whose_getitem_deletes_keys(implementation: Implementation) -> None:
     ser, de = _serdes(implementation, LINKED)
     got = _outcome(lambda: ser(_DeletingDict(x=1, n=_DeletingDict(x=2, n=None)), CTX))
     assert got[0] in ("ok", "ValidationError")
@@ -400,14 +392,14 @@ def test_a_dict_subclass_whose_getitem_deletes_keys(implementation: str) -> None
         assert de(got[1], CTX) in ({"x": 1, "n": {"x": 2, "n": None}}, {"x": 1, "n": None})
 
 
-def test_a_value_whose_getattr_raises(implementation: str) -> None:  # noqa: F811
+def test_a_value_whose_getattr_raises(implementation: Implementation) -> None:
     ser, _ = _serdes(implementation, LINKED)
     assert _outcome(lambda: ser({"x": _RaisingGetattr(), "n": None}, CTX))[0] == "ValidationError"
     assert _outcome(lambda: ser({"x": 1, "n": _RaisingGetattr()}, CTX))[0] == "ValidationError"
     assert _outcome(lambda: ser(_RaisingGetattr(), CTX))[0] == "ValidationError"
 
 
-def test_a_context_whose_getattr_raises(implementation: str) -> None:  # noqa: F811
+def test_a_context_whose_getattr_raises(implementation: Implementation) -> None:
     ser, de = _serdes(implementation, LINKED)
     frame = ser({"x": 1, "n": None}, CTX)
     with pytest.raises(RuntimeError, match="no "):  # the caller's own exception, on both paths
@@ -450,10 +442,10 @@ def _decodes(frame: bytes) -> Any:
 
 @pytest.mark.parametrize("mutation", ["free-list-items", "grow-list", "free-map-values", "grow-map"])
 def test_prepare_functions_that_free_or_mutate_what_is_being_encoded(
-    implementation: str, hostile_prepare: List[Callable[[Any], None]], mutation: str,  # noqa: F811
+    implementation: Implementation, hostile_prepare: List[Callable[[Any], None]], mutation: str,
 ) -> None:
     ser, _ = _serdes(implementation, _SCHEMA_WITH_HOOK)
-    if implementation == "native":  # the native loop calls the prepare function itself
+    if implementation.name == "native":  # the native loop calls the prepare function itself
         assert is_native_encoder(compile_native_encoder(_SCHEMA_WITH_HOOK))
     record: Any = {"items": [f"i{i}" * 50 for i in range(20)], "tags": {f"k{i}": f"v{i}" * 50 for i in range(20)}}
     items, tags = record["items"], record["tags"]
@@ -473,7 +465,7 @@ def test_prepare_functions_that_free_or_mutate_what_is_being_encoded(
         assert set(out) == {"items", "tags"}
 
 
-def test_misbehaving_decode_callbacks_are_typed_errors(implementation: str) -> None:  # noqa: F811
+def test_misbehaving_decode_callbacks_are_typed_errors(implementation: Implementation) -> None:
     registry = SchemaRegistryClient.new_client({"url": f"mock://guards-{uuid.uuid4().hex}"})
     ser = AvroSerializer(registry, json.dumps(LINKED))
     frame = ser({"x": 1, "n": None}, CTX)
@@ -498,11 +490,8 @@ report(lambda: len(enc({{"b": big}}, None)))
 """
 
 
-@pytest.mark.parametrize("impl", ["native", "pure"])
-def test_a_value_too_large_to_encode_is_a_memory_error(impl: str) -> None:
+def test_a_value_too_large_to_encode_is_a_memory_error(implementation: Implementation) -> None:
     # the native buffer grows with try_reserve: a failed allocation is a MemoryError, as the pure
     # encoder's bytearray raises, never Rust's abort
-    if impl == "native":
-        _require_native()
-    out = run_bounded(CHILD_PRELUDE + _BIG_VALUE_CHILD.format(impl=impl), memory=1536 << 20)
+    out = run_bounded(CHILD_PRELUDE + _BIG_VALUE_CHILD.format(impl=implementation.name), memory=1536 << 20)
     assert out["returncode"] == 0 and out["error"] == "MemoryError", out

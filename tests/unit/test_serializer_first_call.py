@@ -32,8 +32,6 @@ from hypothesis import strategies as st
 import serdes
 from serdes.avro import AvroSerializer
 
-from tests.support.avro_encode_impl import avro_encode_impl  # noqa: F401 - the fixture
-
 # the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
 pytestmark = pytest.mark.usefixtures("implementation")
 
@@ -92,8 +90,8 @@ def outcome(ser: Any, value: Any, ctx: SerializationContext) -> Any:
 
 
 @pytest.fixture
-def world(avro_encode_impl):  # noqa: F811 - the fixture
-    # per test, on both Avro encoder implementations (native / pure)
+def world(implementation):
+    # per test, built with the implementation under test (native / pure)
     client = SchemaRegistryClient.new_client({"url": f"mock://{uuid.uuid4()}"})
     ctx = SerializationContext("orders", MessageField.VALUE)
     warm, theirs = AvroSerializer(client, SCHEMA), ConfluentAvroSerializer(client, SCHEMA)
@@ -175,8 +173,9 @@ def _has_non_finite(v: Any) -> bool:
     return False
 
 
-@pytest.fixture(scope="module")
-def json_world():
+@pytest.fixture
+def json_world(implementation):
+    # per test, not per module: the warm serializer must be built with the implementation under test
     from confluent_kafka.schema_registry.json_schema import JSONSerializer as ConfluentJSONSerializer
 
     from serdes.json import JSONSerializer

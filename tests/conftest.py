@@ -19,3 +19,8 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _INTEGRATION_DIR in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.integration)
+        if "flink_cluster" in getattr(item, "fixturenames", ()):
+            # under pytest-xdist (scripts/test.sh -n N --dist loadgroup) the tests on the standalone
+            # Flink cluster all run in one worker, so one cluster serves them all (a session fixture
+            # is per worker)
+            item.add_marker(pytest.mark.xdist_group("flink_cluster"))

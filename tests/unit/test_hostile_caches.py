@@ -155,7 +155,7 @@ for fmt, (make, payload) in makers.items():
     de = build(make)
     before = rss()
     ok = 0
-    for _ in range(200_000):
+    for _ in range(40_000):
         value = de(b"\\x00" + rnd.getrandbits(32).to_bytes(4, "big") + payload, ctx)
         ok += value == "hi" if fmt == "json" else value.seconds == 5
     result[fmt] = dict(ok=ok, decoders=len(de._decoders), steps=len(de._steps), shared=len(de._shared),
@@ -164,7 +164,7 @@ for fmt, (make, payload) in makers.items():
 de = build(makers["protobuf"][0])
 before = rss()
 ok = 0
-for _ in range(100_000):
+for _ in range(20_000):
     n = rnd.randrange(1, 60)
     indexes = bytes([2 * n]) + bytes(2 * rnd.randrange(64) for _ in range(n))
     value = de(b"\\x00" + rnd.getrandbits(32).to_bytes(4, "big") + indexes + b"\\x08\\x05", ctx)
@@ -175,10 +175,10 @@ print(json.dumps(result))
 ''')
     assert out.pop("returncode") == 0
     for case, r in out.items():
-        assert r["ok"] == (100_000 if case == "indexes" else 200_000), (case, r)
+        assert r["ok"] == (20_000 if case == "indexes" else 40_000), (case, r)
         assert r["shared"] == 1, (case, r)  # one decoder built, for every id
         assert r["decoders"] <= 1000 and r["steps"] <= 1000, (case, r)  # serdes.cache.size
-        assert r["growth"] < 16 << 20, (case, r)  # unbounded: +305 MB (JSON), +828 MB (Protobuf)
+        assert r["growth"] < 16 << 20, (case, r)  # unbounded, 200,000 frames: +305 MB (JSON), +828 MB (Protobuf); a fifth of that is still over
 
 
 def test_registry_less_errors_name_the_record_schema_id() -> None:

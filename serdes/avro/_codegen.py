@@ -89,9 +89,23 @@ def compile_decoder(
         Unsupported: the reader schema takes a fastavro resolution path the generator does not
             reproduce (see :func:`compile_validator` for what serdes then does).
     """
+    return decoder_builder(writer, reader, return_record_name, from_dict, with_ctx, limits)()
+
+
+def decoder_builder(
+    writer: Any,
+    reader: Any = None,
+    return_record_name: bool = False,
+    from_dict: Optional[Callable[[Any, Any], Any]] = None,
+    with_ctx: bool = True,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Callable[[], Callable[..., Any]]:
+    """:func:`compile_decoder` in two steps: the schema checks and the generation run now (and
+    raise what :func:`compile_decoder` raises for the schemas); the returned ``build()`` compiles
+    the source (the costly step, :func:`serdes.avro._exec.compile_generated`)."""
     src, ns = _decoder(writer, reader, return_record_name, with_ctx, from_dict is not None, limits, True)
     ns["from_dict"] = from_dict
-    return compile_generated(src, "decoder", ns, "decode")
+    return lambda: compile_generated(src, "decoder", ns, "decode")
 
 
 def compile_validator(writer: Any, limits: Limits = DEFAULT_LIMITS) -> Callable[[Any, int], None]:
@@ -222,6 +236,21 @@ def compile_encoder(
     nests deeper than ``limits.max_schema_depth``, or the generated encoder cannot be built;
     ``role`` says whose schema it is in that message ("serializer's", "registry").
     """
+    return encoder_builder(schema, prefix, strict, strict_allow_default, to_dict, limits, role)()
+
+
+def encoder_builder(
+    schema: Any,
+    prefix: bytes = b"",
+    strict: bool = False,
+    strict_allow_default: bool = False,
+    to_dict: Optional[Callable[[Any, Any], Any]] = None,
+    limits: Limits = DEFAULT_LIMITS,
+    role: str = "serializer's",
+) -> Callable[[], Callable[[Any, Any], bytes]]:
+    """:func:`compile_encoder` in two steps: the schema checks and the generation run now (and
+    raise what :func:`compile_encoder` raises for the schema); the returned ``build()`` compiles
+    the generated source, when there is one (the costly step)."""
     parsed = parse(schema, role, limits)
     # a value of a non-recursive schema nests no deeper than the schema (max_schema_depth bounds
     # it); a deeper one -- or a cycle -- can only come with a recursive schema and is refused
@@ -238,7 +267,7 @@ def compile_encoder(
                 return prefix + obj.encode()
             raise _bad("bytes", obj, "bytes")
 
-        return encode_raw
+        return lambda: encode_raw
     generated = None
     if not (strict or strict_allow_default):
         generated = encoder_source(parsed, to_dict is not None, limits, role)
@@ -246,7 +275,7 @@ def compile_encoder(
         def encode_slow(obj: Any, ctx: Any = None) -> bytes:
             return slow(obj if to_dict is None else to_dict(obj, ctx))
 
-        return encode_slow
+        return lambda: encode_slow
     code, ns = generated
     ns.update(PREFIX=prefix, slow=slow, to_dict=to_dict)
-    return compile_generated(code, "encoder", ns, "encode")
+    return lambda: compile_generated(code, "encoder", ns, "encode")

@@ -32,7 +32,7 @@ import linecache
 import re
 import threading
 from collections import OrderedDict
-from typing import AbstractSet, Any, Callable, Dict, List, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, List, Optional, Set, Tuple
 
 from .._errors import SchemaMismatchError
 
@@ -155,6 +155,48 @@ def _register_source(filename: str, src: str) -> None:
         while len(_REGISTERED) > LINECACHE_ENTRIES:
             old, _ = _REGISTERED.popitem(last=False)
             linecache.cache.pop(old, None)
+
+
+class CompiledOnFirstCall:
+    """A generated function compiled at its first call, then called directly.
+
+    The native decoders and encoders keep the pure-Python function of the same schema as their
+    fallback (a record nesting deeper than the thread's stack lets the native loop go, a value the
+    native encoder leaves to the pure one), which most of them never call; compiling it was ~99% of
+    building a native decoder. ``build()`` runs once; if it raises, the error is kept and raised
+    again (as a fresh copy) on every later call, so a schema whose pure function cannot be built
+    costs one build, not one per record.
+    """
+
+    __slots__ = ("_build", "_fn", "_lock")
+
+    def __init__(self, build: Callable[[], Callable[..., Any]]) -> None:
+        self._build: Optional[Callable[[], Callable[..., Any]]] = build
+        self._fn: Optional[Callable[..., Any]] = None
+        self._lock = threading.Lock()
+
+    def built(self) -> Callable[..., Any]:
+        """The compiled function (compiled now if it was not yet)."""
+        with self._lock:
+            if self._fn is None:
+                assert self._build is not None
+                try:
+                    self._fn = self._build()
+                except SchemaMismatchError as e:
+                    message = str(e)
+
+                    def refused(*args: Any) -> Any:
+                        raise SchemaMismatchError(message)
+
+                    self._fn = refused
+                self._build = None
+            return self._fn
+
+    def __call__(self, *args: Any) -> Any:
+        fn = self._fn
+        if fn is None:
+            fn = self.built()
+        return fn(*args)
 
 
 def compile_generated(src: str, what: str, ns: Dict[str, Any], entry: str) -> Callable[..., Any]:

@@ -40,7 +40,8 @@ from .._native_opcodes import (
     P_ENCODE, P_FLOAT, P_LTS_MS, P_LTS_US, P_NONE, P_TS_MS, P_TS_US, P_UUID, RECORD, STRING, UNION,
 )
 from .._serde import Decoder
-from ._codegen import compile_decoder
+from ._codegen import decoder_builder
+from ._exec import CompiledOnFirstCall
 from ._decgen import (
     DecoderGenerator, decimal_spec, enum_table, is_plain_decimal, logical_reader, match_schemas, promotion,
     resolve_fields, union_branch_name, union_branch_reader,
@@ -327,19 +328,21 @@ def compile_native_decoder(
     active and supports the pair, else the pure generated one (same errors, same values).
 
     Raises what :func:`compile_decoder` raises (``SchemaMismatchError``, ``Unsupported``)."""
-    pure: Decoder = compile_decoder(writer, reader, return_record_name, from_dict, limits=limits)
+    # the schema checks and eager resolution errors run here, for both implementations; the pure
+    # decoder is compiled only when it is the decoder, or when the native one first falls back to it
+    build_pure = decoder_builder(writer, reader, return_record_name, from_dict, limits=limits)
     mod = native if native is not None else active()
     if mod is None or not hasattr(mod, "AvroDecoder"):
-        return pure
+        return build_pure()
     try:
         nodes, root = lower(writer, reader, return_record_name)
     except (_Fallback, RecursionError):
-        return pure
+        return build_pure()
     try:
         dec: Decoder = mod.AvroDecoder(
             nodes, root, min(limits.max_items, _MAX_COUNT), min(limits.max_depth, _MAX_COUNT), from_dict,
-            CorruptPayloadError, SchemaMismatchError, _dt.timezone.utc, fallback=pure,
+            CorruptPayloadError, SchemaMismatchError, _dt.timezone.utc, fallback=CompiledOnFirstCall(build_pure),
         )
     except SchemaMismatchError:  # the native program compiler failed (a panic: a serdes bug, reported on stderr)
-        return pure
+        return build_pure()
     return dec

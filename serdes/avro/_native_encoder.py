@@ -37,7 +37,8 @@ from .._native_opcodes import (
     E_ARRAY, E_BOOLEAN, E_BYTES, E_DOUBLE, E_ENUM, E_FIXED, E_FLOAT, E_INT, E_LOGICAL, E_LONG, E_MAP, E_NULL,
     E_NULLABLE, E_RECORD, E_STRING, E_UNION, F_DATE, F_DECIMAL, F_NONE, F_TS_MS, F_TS_US, F_UUID,
 )
-from ._codegen import compile_encoder
+from ._codegen import compile_encoder, encoder_builder
+from ._exec import CompiledOnFirstCall
 from ._encgen import (
     DECIMAL_KEYS, enum_indexes, fixed_size, has_default, is_reference, logical_writer, named_definition, null_branch,
 )
@@ -243,8 +244,9 @@ def compile_native_encoder(
     if native is None:
         return compile_encoder(schema, prefix, strict, strict_allow_default, to_dict, limits, role)
     # the pure encoder checks and parses the schema first (its errors are the errors) and is the
-    # native encoder's fallback, so it is built without to_dict: the native side calls to_dict once
-    fallback = compile_encoder(schema, prefix, strict, strict_allow_default, None, limits, role)
+    # native encoder's fallback, so it is built without to_dict: the native side calls to_dict once.
+    # It is compiled at the native encoder's first fallback to it (most never fall back)
+    fallback = CompiledOnFirstCall(encoder_builder(schema, prefix, strict, strict_allow_default, None, limits, role))
     parsed = parse_schema(schema)
     if is_raw_bytes(parsed):
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)
@@ -260,7 +262,7 @@ def compile_native_encoder(
     # SchemaMismatchError: the program compiler failed (a panic: a serdes bug, reported on stderr)
     except (Unsupported, KeyError, TypeError, ValueError, RecursionError, SchemaMismatchError):
         if to_dict is None:
-            return fallback
+            return fallback.built()  # the encoder: its build errors are raised now
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)
     return encoder
 

@@ -485,7 +485,7 @@ def test_fastavro_fallback_runs_behind_the_strict_validator() -> None:
         {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["X"]}},
         {"name": "n", "type": {"type": "array", "items": "null"}}]}
     w = fastavro.parse_schema(writer)
-    with mock.patch.object(_native_decoder, "compile_decoder", side_effect=_codegen.Unsupported("test")):
+    with mock.patch.object(_native_decoder, "decoder_builder", side_effect=_codegen.Unsupported("test")):
         dec = compile_avro_decoder(w, None, False, None, limits=Limits(max_items=5))
     assert not hasattr(dec, "__serdes_source__")  # the fastavro path ...
     data = _fa_enc(writer, {"a": 1, "e": "X", "n": [None] * 5})

@@ -149,7 +149,7 @@ from serdes._limits import Limits
 from serdes.avro import _codegen, _native_decoder
 from serdes.avro._deserializer import compile_avro_decoder
 w = fastavro.parse_schema({schema!r})
-with mock.patch.object(_native_decoder, "compile_decoder", side_effect=_codegen.Unsupported("test")):
+with mock.patch.object(_native_decoder, "decoder_builder", side_effect=_codegen.Unsupported("test")):
     dec = compile_avro_decoder(w, None, False, None, limits=Limits(max_depth=sys.maxsize))
 assert not hasattr(dec, "__serdes_source__")  # the fastavro reader, behind the validator
 v = {{"x": 0, "n": None}}

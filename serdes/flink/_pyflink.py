@@ -371,7 +371,7 @@ _ENCODED_KEYS_MAX = 4096
 _EXACT_KEY_TYPES = frozenset((str, int, bytes))
 
 
-def _set_current_key(backend: Any, encoded_keys: Dict[Any, bytes], row: type, key: Any) -> None:
+def _set_current_key(backend: Any, encoded_keys: Dict[Any, bytes], row: type, maps: List[Any], key: Any) -> None:
     """``RemoteKeyedStateBackend.set_current_key`` of apache-flink 2.2.1, with the same effects and
     three costs removed (28% of a process-mode keyed worker's time in a py-spy profile):
 
@@ -380,8 +380,15 @@ def _set_current_key(backend: Any, encoded_keys: Dict[Any, bytes], row: type, ke
       inside ``Row.__getattr__``; two positional rows are compared by what that ``__eq__``
       compares for them (row kind and values), any other key by ``==``;
     * states not accessed under the old key: PyFlink builds an empty internal state for each (a
-      Beam ``StateKey`` message) only to cache it; they have nothing to cache, so they are skipped.
-      The internal states that were accessed are cached exactly as PyFlink caches them;
+      Beam ``StateKey`` message) only to cache it; they have nothing to cache, so they are skipped
+      while the backend has no map state.  The internal states that were accessed are cached
+      exactly as PyFlink caches them.  The skipped entries would only have taken places in the
+      backend's LRU cache, so states are evicted (committed) at other moments than with PyFlink's
+      method: nothing a bag-backed state (value, list, reducing, aggregating) shows, but a map
+      state's ``remove`` of a key after its ``clear()`` raises ``KeyError`` (PyFlink 2.2.1's
+      ``InternalSynchronousMapRuntimeState``) only until the state is committed.  So with a map
+      state registered (and the cache on) every state is cached as PyFlink caches it, the same
+      LRU order and the same evictions (found by tests/flink/test_key_changes.py);
     * encoding the key (PyFlink's row coder, which also asks the row for field names through a
       raising ``hasattr``) on every change: the encoded bytes of a positional row's key values are
       remembered in ``encoded_keys`` (at most :data:`_ENCODED_KEYS_MAX`, then it starts again).
@@ -402,11 +409,20 @@ def _set_current_key(backend: Any, encoded_keys: Dict[Any, bytes], row: type, ke
     encoded_old_key = backend._encoded_current_key
     cache = backend._internal_state_cache if backend._state_cache_size > 0 else None
     encode_namespace = backend._encode_namespace
-    for state in backend._all_states.values():
+    states = backend._all_states
+    if len(states) != maps[0]:  # maps: [states seen, a map state among them?, the map state class]
+        maps[0], maps[1] = len(states), any(isinstance(s, maps[2]) for s in states.values())
+    like_pyflink = cache is not None and maps[1]
+    for state in states.values():
         internal = state._internal_state
         if internal is not None:
             if cache is not None:
                 cache.put((state.name, encoded_old_key, encode_namespace(state.namespace)), internal)
+            state._internal_state = None
+        elif like_pyflink:
+            # PyFlink's own step: an empty internal state cached for it (see the docstring: a map
+            # state's behaviour depends on when the LRU cache evicts it)
+            backend.cache_internal_state(encoded_old_key, state)
             state._internal_state = None
         state.namespace = None
     backend._current_key = key
@@ -453,9 +469,10 @@ def _install_key_change(backend: Any) -> Optional[str]:
     if type(backend) is not remote:
         return f"the keyed state backend is a {type(backend).__qualname__}, not PyFlink's RemoteKeyedStateBackend"
     for name in ("_current_key", "_encoded_current_key", "_internal_state_cache", "_state_cache_size",
-                 "_encode_namespace", "_all_states", "_key_coder_impl"):
+                 "_encode_namespace", "_all_states", "_key_coder_impl", "cache_internal_state"):
         require(backend, name)
-    backend.set_current_key = functools.partial(_set_current_key, backend, {}, _row_class())
+    map_state = require(_module(_REMOTE_STATE), "SynchronousMapRuntimeState")
+    backend.set_current_key = functools.partial(_set_current_key, backend, {}, _row_class(), [-1, False, map_state])
     return None
 
 

@@ -3,11 +3,13 @@ what PyFlink 2.2.1's own does.
 
 Two real PyFlink operations of each kind (``StatefulOperation`` for a KEYED_PROCESS function proto,
 ``StatelessOperation`` for a PROCESS one, as the Beam runner builds them in a Python worker; the
-keyed ones over real ``RemoteKeyedStateBackend`` objects with a dict-backed state handler standing
-in for the runner's state API), one whose function installs serdes' wrapper in ``open()`` and one
-that does not. The same records (key changes and repeated keys, timestamps, watermarks, functions
-that emit nothing, several outputs, side outputs, timers, keyed state) must give the same outputs,
-the same context seen by the function, the same registered timers and the same committed state.
+keyed ones over real ``RemoteKeyedStateBackend`` objects behind Beam's caching state handler, with
+tests/support/state_backend.py's ``RunnerStateService`` standing in for the runner's state API),
+one whose function installs serdes' wrapper (and key change) in ``open()`` and one that does not.
+The same records (key changes and repeated keys -- STRING, INT and TUPLE(STRING, INT) keys --,
+timestamps, watermarks, functions that emit nothing, several outputs, side outputs, timers, keyed
+value state, and list and map state read back per record) must give the same outputs, the same
+context seen by the function, the same registered timers and the same committed state.
 The jobs of ``tests/flink/test_keyed*.py`` run with the wrappers in process mode.
 """
 
@@ -19,11 +21,11 @@ from typing import Any, Dict, List, Tuple
 import pytest
 from pyflink.common import Row, Types
 from pyflink.datastream import KeyedProcessFunction, OutputTag, ProcessFunction
-from pyflink.datastream.state import ValueStateDescriptor
+from pyflink.datastream.state import ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor
 
 from serdes.flink import _pyflink
 
-from tests.support.state_backend import remote_backend
+from tests.support.state_backend import runner_backend
 
 pytestmark = pytest.mark.skipif(_pyflink.pyflink_version() not in _pyflink.SPEEDUPS_VERIFIED,
                                 reason="serdes keeps PyFlink's own wrapper on other releases")  # pinned: 2.2.1
@@ -46,8 +48,9 @@ class _Noting:
     """What both recorders share: serdes' wrapper or PyFlink's (``fast``), whether it went in, and
     what the function saw per record."""
 
-    def __init__(self, fast: bool) -> None:
+    def __init__(self, fast: bool, more_state: bool = False) -> None:
         self.fast = fast
+        self.more_state = more_state
         self.seen: List[Tuple[Any, ...]] = []
         self.installed: Any = None
 
@@ -64,12 +67,17 @@ class Recorder(_Noting, KeyedProcessFunction):
 
     def open(self, runtime_context: Any) -> None:
         self.count = runtime_context.get_state(ValueStateDescriptor("count", Types.LONG()))
+        if self.more_state:
+            self.values = runtime_context.get_list_state(ListStateDescriptor("values", Types.LONG()))
+            self.kinds = runtime_context.get_map_state(MapStateDescriptor("kinds", Types.INT(), Types.LONG()))
         self._opened(runtime_context, keyed=True)
 
     def process_element(self, value: Any, ctx: Any) -> Any:
         n = (self.count.value() or 0) + 1
         self.count.update(n)
         self.seen.append((value, ctx.get_current_key(), ctx.timestamp(), ctx.timer_service().current_watermark()))
+        if self.more_state:
+            self._more_state(value)
         kind = value % 5
         if kind == 0:
             return None  # a function may return nothing at all
@@ -77,6 +85,19 @@ class Recorder(_Noting, KeyedProcessFunction):
             ctx.timer_service().register_event_time_timer(1000 + value)
             return iter(())
         return self._outputs(value, ctx, n, kind)
+
+    def _more_state(self, value: Any) -> None:
+        """List and map state: written, read back (into ``seen``), now and then cleared / removed."""
+        kind = value % 5
+        if value % 11 == 0:
+            self.values.clear()
+        else:
+            self.values.add(value)
+        if value % 13 == 0:
+            self.kinds.remove(kind)
+        else:
+            self.kinds.put(kind, (self.kinds.get(kind) or 0) + 1)
+        self.seen.append((list(self.values.get()), sorted(self.kinds.items()), self.kinds.contains(0)))
 
     def _outputs(self, value: Any, ctx: Any, n: int, kind: int) -> Any:
         yield (ctx.get_current_key(), n, value)
@@ -121,7 +142,7 @@ def _stateless_operation(fn: StatelessRecorder, side_output: bool) -> Any:
     return operation
 
 
-def _operation(fn: Recorder, side_output: bool) -> Tuple[Any, Any, Any]:
+def _operation(fn: Recorder, side_output: bool, key_type: Any = None, cache_size: int = 1000) -> Tuple[Any, Any, Any]:
     import cloudpickle
     from pyflink.fn_execution import flink_fn_execution_pb2 as pb
     from pyflink.fn_execution.datastream.process.operations import StatefulOperation
@@ -129,10 +150,10 @@ def _operation(fn: Recorder, side_output: bool) -> Tuple[Any, Any, Any]:
     proto = pb.UserDefinedDataStreamFunction(
         function_type=pb.UserDefinedDataStreamFunction.KEYED_PROCESS, payload=cloudpickle.dumps(fn),
         has_side_output=side_output)
-    backend, handler, _ = remote_backend(Types.STRING(), 1000, 0)
+    backend, handler, service = runner_backend(key_type or Types.STRING(), cache_size, 1 << 20)
     operation = StatefulOperation(proto, backend, None)
     operation.open()
-    return operation, backend, handler
+    return operation, handler, service
 
 
 def _plain(x: Any) -> Any:
@@ -144,24 +165,35 @@ def _plain(x: Any) -> Any:
     return x
 
 
-def _run(fast: bool, side_output: bool, records: List[Tuple[int, int, str, int]]) -> Dict[str, Any]:
-    operation, backend, handler = _operation(Recorder(fast), side_output)
+def _run(fast: bool, side_output: bool, records: List[Tuple[int, int, Any, int]], key_type: Any = None,
+         more_state: bool = False, cache_size: int = 1000) -> Dict[str, Any]:
+    operation, handler, service = _operation(Recorder(fast, more_state), side_output, key_type, cache_size)
     user = OPENED[-1]
     timers: List[Tuple[Any, ...]] = []  # what PyFlink would write to the runner's timer stream
     operation.internal_timer_service._set_timer = lambda kind, ts, key, namespace: timers.append(
         (kind.value, ts, _plain(key), namespace))
     outputs = []
-    for ts, wm, key, value in records:
-        outputs.append([_untag(_plain(o)) for o in operation.process_element(Row(ts, wm, Row(key, value)))])
-    operation.finish()  # commits the keyed state
-    state = {k: sorted(v) for k, v in handler.store.items()}
+    for bundle in range(0, len(records), 100):  # bundles of 100 records, each ended as PyFlink ends one
+        with handler.process_instruction_id(f"b{bundle}", []):
+            for ts, wm, key, value in records[bundle:bundle + 100]:
+                outputs.append([_untag(_plain(o)) for o in operation.process_element(Row(ts, wm, Row(key, value)))])
+            operation.finish()  # commits the keyed state
+    state = service.committed()
     return {"outputs": outputs, "seen": user.seen, "timers": timers, "state": state, "installed": user.installed,
             "func": operation.process_element_func}
 
 
-def _records(seed: int, n: int = 400) -> List[Tuple[int, int, str, int]]:
+#: key type of the keyed operation -> its keys
+KEYS: Dict[str, Tuple[Any, List[Any]]] = {
+    "STRING": (Types.STRING(), [f"k{i}" for i in range(5)]),
+    "INT": (Types.INT(), [0, 1, -1, 7, 2**31 - 1]),
+    "TUPLE": (Types.TUPLE([Types.STRING(), Types.INT()]), [("a", 1), ("a", 2), ("b", 1), ("", 0), ("b", -1)]),
+}
+
+
+def _records(seed: int, n: int = 400, keys: Any = None) -> List[Tuple[int, int, Any, int]]:
     rng = random.Random(seed)
-    keys = [f"k{i}" for i in range(5)]
+    keys = keys or KEYS["STRING"][1]
     out, key = [], keys[0]
     for i in range(n):
         if rng.random() < 0.6:  # runs of one key as well as changes
@@ -207,6 +239,22 @@ def test_same_outputs_context_timers_and_state_as_pyflinks_wrapper(kind, side_ou
     assert fast["seen"] == plain["seen"]  # what the function saw: value, (key,) timestamp, watermark
     assert fast["timers"] == plain["timers"] and (kind != "keyed" or plain["timers"])  # timers registered
     assert fast["state"] == plain["state"] and (kind != "keyed" or plain["state"])  # committed keyed state
+
+
+@pytest.mark.parametrize("key", sorted(KEYS))
+@pytest.mark.parametrize("cache_size", [1, 1000])  # 1: the backend's LRU cache evicts on every key change
+def test_keyed_wrapper_with_list_and_map_state_same_as_pyflinks(key, cache_size):
+    key_type, keys = KEYS[key]
+    records = _records(sorted(KEYS).index(key) + cache_size, keys=keys)
+    plain, fast = (_run(f, True, records, key_type, more_state=True, cache_size=cache_size) for f in (False, True))
+    assert fast["installed"] is True and plain["installed"] is None, "serdes' wrapper was not installed"
+    assert fast["func"].__name__ == "process_keyed_record"
+    assert fast["outputs"] == plain["outputs"]
+    assert fast["seen"] == plain["seen"]  # incl. the list and map state read back after each record
+    assert fast["timers"] == plain["timers"] and plain["timers"]
+    assert fast["state"] == plain["state"]
+    assert plain["state"]["maps"] and len(plain["state"]["bags"]) > len(keys)  # value and list state per key
+    assert any(lst and items for lst, items, _ in plain["seen"][1::2])  # the states were read back non-empty
 
 
 def test_new_row_is_the_row_pyflink_builds():

@@ -17,8 +17,22 @@
 # The legs also split the two implementations: "newest" runs the native extension when it is built
 # (PYTHONPATH holds this checkout's in-place build), "oldest" runs with SERDES_PURE_PYTHON=1, so the
 # whole unit suite passes on pure Python too (the format tests compare both in every leg anyway).
-# Tests that need PyFlink (tests/unit/test_flink_state_check.py, tests/flink/) skip here and run in
-# scripts/test.sh's environment.
+# Tests that need PyFlink (tests/unit/test_flink_state_check.py, tests/flink/) skip in these two legs
+# and run in scripts/test.sh's environment (apache-flink 2.2.1, the release the main suite runs on).
+#
+# The PyFlink legs (not run by default: name them) install the flink extra as well, with its capped
+# grpcio-tools, and run the PyFlink tests (tests/flink, tests/cluster and the unit tests that import
+# PyFlink; docs/flink.md, "Supported releases") with the native extension:
+#
+#   flink-newest  the newest apache-flink the flink extra allows (2.3.0 when this was written);
+#                 SERDES_MATRIX_REFRESH=1 picks up a newer release
+#   flink-oldest  the flink extra's ">=" release exactly (2.2.1), for a machine whose main
+#                 environment resolved the extra to a newer one
+#
+# Measured on the 2-core machine shared with other jobs (flink-newest, apache-flink 2.3.0): venv
+# build 240 s cold (pip's download cache warm), 2 s warm; tests/flink 997 s (226 tests, load average
+# 20-60 from other jobs); tests/cluster 500 s (7 tests); the PyFlink unit tests about 100 s.
+# SERDES_MATRIX_FLINK_TESTS replaces the PyFlink legs' test paths (e.g. "tests/flink" alone).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD
@@ -60,8 +74,18 @@ def bare(req):  # the name and extras, without the version range
 
 
 tools = out["grpcio-tools"]
-out["grpcio-tools"] = f"grpcio-tools>={floor(tools)}"  # newest; the test extra's cap is PyFlink's
-if leg == "newest":
+if leg.startswith("flink-"):
+    # the flink extra's lines win over the core's (its protobuf and grpcio caps are apache-beam's);
+    # grpcio-tools keeps the test extra's cap, which is PyFlink's
+    for r in project["optional-dependencies"]["flink"]:
+        out[name(r)] = r
+else:
+    out["grpcio-tools"] = f"grpcio-tools>={floor(tools)}"  # newest; the test extra's cap is PyFlink's
+if leg == "flink-newest":
+    pass  # the extra's range as it stands: pip installs its newest release
+elif leg == "flink-oldest":
+    out["apache-flink"] = "apache-flink==" + floor(out["apache-flink"])
+elif leg == "newest":
     out["protobuf"] = "protobuf>=7"
 elif leg == "oldest":
     ck = out["confluent-kafka"]
@@ -71,7 +95,7 @@ elif leg == "oldest":
     # the last release for protobuf < 6.33.5 (resolves at once instead of backtracking)
     out["googleapis-common-protos"] = "googleapis-common-protos<1.75.1"
 else:
-    sys.exit(f"unknown leg {leg!r} (legs: newest, oldest)")
+    sys.exit(f"unknown leg {leg!r} (legs: newest, oldest, flink-newest, flink-oldest)")
 print("\n".join(sorted(out.values())))
 EOF
 }
@@ -103,16 +127,28 @@ for leg in "${legs[@]}"; do
     t0=$(date +%s)
     dir=$(ensure_venv "$leg")
     t1=$(date +%s)
-    versions=$("$dir/bin/python" -c '
+    versions=$("$dir/bin/python" - "$leg" <<'EOF'
 import importlib.metadata as m, importlib.util as u, sys
-assert u.find_spec("pyflink") is None, "pyflink must not be installed in the matrix"
-print(" ".join(f"{p}=={m.version(p)}" for p in ("protobuf", "confluent-kafka", "grpcio-tools", "fastavro")))')
+flink_leg = sys.argv[1].startswith("flink-")
+assert (u.find_spec("pyflink") is not None) == flink_leg, "pyflink is installed in the PyFlink legs only"
+names = ("protobuf", "confluent-kafka", "grpcio-tools", "fastavro") + (("apache-flink", "apache-beam", "grpcio") if flink_leg else ())
+print(" ".join(f"{p}=={m.version(p)}" for p in names))
+EOF
+)
     impl_env=()
     [[ $leg == oldest ]] && impl_env=(SERDES_PURE_PYTHON=1)
+    if [[ $leg == flink-* ]]; then
+        # shellcheck disable=SC2206  # a list of paths, split on spaces
+        test_args=(${SERDES_MATRIX_FLINK_TESTS:-tests/flink tests/cluster tests/unit/test_pyflink_seam.py
+            tests/unit/test_flink_speedups.py tests/unit/test_flink_pickles.py tests/unit/test_flink_state_check.py
+            tests/unit/test_flink_imports.py tests/unit/test_cli_help.py tests/unit/test_error_pickling.py})
+    else
+        test_args=(tests/unit -m "not integration")
+    fi
     impl=$(env "${impl_env[@]}" PYTHONPATH="$repo" "$dir/bin/python" -W ignore -c 'import serdes._native as n; print(n.implementation())')
     echo "== [$leg] $versions, $impl implementation (venv ready in $((t1 - t0))s)"
     set +e
-    env "${impl_env[@]}" PYTHONPATH="$repo" "$dir/bin/python" -m pytest tests/unit -m "not integration" -q \
+    env "${impl_env[@]}" PYTHONPATH="$repo" "$dir/bin/python" -m pytest "${test_args[@]}" -q \
         -p no:cacheprovider --timeout="${SERDES_TEST_TIMEOUT:-900}" "$@"
     leg_rc=$?
     set -e

@@ -18,7 +18,7 @@ from pathlib import Path
 from .._errors import ConnectorJarError
 from .._mvn import DEPENDENCY_PLUGIN_VERSION, ENV_CACHE, cache_dir, dependency_plugin_pom, mvn_package_command  # noqa: F401
 
-# CONNECTOR_VERSION is verified with apache-flink 2.2.1 (KafkaSource/KafkaSink + table connector);
+# CONNECTOR_VERSION is verified with apache-flink 2.2.1 and 2.3.0 (KafkaSource/KafkaSink + table connector);
 # defined with the shim's build, which compiles the shipped shim against it
 from ._shim_build import CONNECTOR_ARTIFACT as CONNECTOR_ARTIFACT, CONNECTOR_VERSION as CONNECTOR_VERSION, connector_jar_name
 

@@ -15,7 +15,7 @@ Each private attribute is read by name, with no default, when the function that 
 once per process). One that an apache-flink release renamed or dropped raises
 :class:`PyFlinkAPIError` naming it, its owner and the installed apache-flink version, instead of
 being silently skipped (the job-graph checks turned off, thread-mode state decoded as tuples of
-ints). Verified against apache-flink 2.2.1, the release ``serdes[flink]`` pins.
+ints). Verified against apache-flink 2.2.1 and 2.3.0, the releases ``serdes[flink]`` allows.
 The one exception are the process-mode speedups (:func:`speed_up_key_changes`,
 :func:`speed_up_records`): an optimization, so a mismatch there leaves PyFlink's own code and logs
 one warning per process instead (:func:`speedups_allowed`, the ``SERDES_FLINK_SPEEDUPS`` switch).
@@ -270,8 +270,11 @@ _REMOTE_STATE = "pyflink.fn_execution.state_impl"
 
 #: the apache-flink releases whose internals :func:`_set_current_key` and the per-record wrappers
 #: were checked against line by line (and the differential tests of tests/flink run on): with the
-#: switch at ``auto`` the speedups run on these only
-SPEEDUPS_VERIFIED: Tuple[str, ...] = ("2.2.1",)
+#: switch at ``auto`` the speedups run on these only. 2.3.0: the code they replace and the code they
+#: reach (fn_execution/state_impl.py, datastream/process/operations.py and input_handler.py,
+#: common/types.py, coder_impl_fast.pxd/.pyx, beam/beam_operations_fast.pxd) is byte-identical to
+#: 2.2.1's; beam_operations_fast.pyx differs only in the branches of async operations
+SPEEDUPS_VERIFIED: Tuple[str, ...] = ("2.2.1", "2.3.0")
 #: the environment variable of the switch (read in each Python worker, and checked by create_env)
 SPEEDUPS_ENV = "SERDES_FLINK_SPEEDUPS"
 #: the key of the switch in ``create_env(config=...)``, carried to the workers as a global job parameter

@@ -21,11 +21,13 @@ JAVA_DIR = Path(__file__).parent / "java"
 PACKAGED_JAR_NAME = "_jars/serdes-flink-shim.jar"
 #: the JSON entry inside the jar naming what it was compiled from (sources, connector, Flink)
 BUILD_INFO_ENTRY = "META-INF/serdes-shim-build.json"
-#: the Kafka connector serdes is verified with (apache-flink 2.2.1); the package build compiles
-#: against this version, and _jars fetches it
+#: the Kafka connector serdes is verified with (apache-flink 2.2.1 and 2.3.0: no build for Flink 2.3
+#: is published); the package build compiles against this version, and _jars fetches it
 CONNECTOR_VERSION = "5.0.0-2.2"
 CONNECTOR_ARTIFACT = "flink-sql-connector-kafka"
-#: the Flink the package build compiles against: pyproject.toml's apache-flink pin (flink extra)
+#: the Flink the package build compiles against: the floor of pyproject.toml's apache-flink range
+#: (flink extra). On another installed release (2.3.x) the packaged jar's record does not match and
+#: shim_jar() compiles the sources against that release's flink-dist at first use
 FLINK_VERSION = "2.2.1"
 
 

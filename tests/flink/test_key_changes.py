@@ -1,7 +1,7 @@
 """``_pyflink.speed_up_key_changes``: serdes' ``set_current_key`` for PyFlink's process-mode keyed
 state backend does what PyFlink's own does.
 
-Two real ``RemoteKeyedStateBackend`` objects (PyFlink 2.2.1's class, its value / list / map /
+Two real ``RemoteKeyedStateBackend`` objects (PyFlink's class, its value / list / map /
 reducing / aggregating states, Beam's bag states), one with PyFlink's method and one with serdes'.
 The same random sequence of key changes, reads, writes, clears and bundle ends (commits) must read
 the same values, leave the same encoded current key after every key change and the same committed
@@ -378,6 +378,8 @@ def test_ttl_reaches_the_state_keys_and_the_write_caches():
 
 
 def test_same_key_again_is_no_change():
+    if _pyflink.pyflink_version() not in _pyflink.SPEEDUPS_VERIFIED:
+        pytest.skip("serdes keeps PyFlink's own method on other releases")
     backend, _, states = _backend(1000, True)
     backend.set_current_key(Row("a"))
     states[0].update(b"x")
@@ -397,7 +399,7 @@ def test_not_installed_outside_process_mode_keyed_operators():
 
 
 def test_not_installed_on_other_releases(monkeypatch):
-    monkeypatch.setattr(_pyflink, "pyflink_version", lambda: "2.3.0")
+    monkeypatch.setattr(_pyflink, "pyflink_version", lambda: "2.99.0")  # a release not verified
     backend, _, _ = _backend(10, False)
 
     class Ctx:

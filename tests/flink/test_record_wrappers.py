@@ -28,7 +28,7 @@ from serdes.flink import _pyflink
 from tests.support.state_backend import runner_backend
 
 pytestmark = pytest.mark.skipif(_pyflink.pyflink_version() not in _pyflink.SPEEDUPS_VERIFIED,
-                                reason="serdes keeps PyFlink's own wrapper on other releases")  # pinned: 2.2.1
+                                reason="serdes keeps PyFlink's own wrapper on other releases")
 
 SIDE = OutputTag("side", Types.STRING())
 #: the functions opened by the operations of this module (each operation unpickles its own copy)

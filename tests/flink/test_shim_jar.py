@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from serdes import flink as sf
-from serdes.flink import _env, _shim, _shim_build
+from serdes.flink import _env, _pyflink, _shim, _shim_build
 
 REPO = Path(__file__).resolve().parents[2]
 CONNECTOR_NAME = _shim_build.connector_jar_name()
@@ -70,9 +70,9 @@ def test_shim_jar_skips_a_stale_packaged_jar(tmp_path, monkeypatch):
     assert _shim.shim_jar(connector) == fresh  # the same call, matching jar: no javac needed
 
 
-def test_packaged_flink_version_is_the_pinned_apache_flink():
+def test_packaged_flink_version_is_the_flink_extras_floor():
     text = (REPO / "pyproject.toml").read_text()
-    assert f'"apache-flink=={_shim_build.FLINK_VERSION}"' in text
+    assert f'"apache-flink>={_shim_build.FLINK_VERSION},' in text
 
 
 def test_create_env_takes_the_connector_from_pipeline_jars(monkeypatch):
@@ -165,6 +165,11 @@ def _build_wheel(tmp: Path) -> Path:
 @pytest.mark.timeout(1500)
 def test_wheel_runs_a_kafka_job_without_jdk_or_maven(tmp_path, kafka_bootstrap, registry_url, new_topic, produce,
                                                      consume):
+    installed = _pyflink.pyflink_version()
+    if installed != _shim_build.FLINK_VERSION:
+        pytest.skip(f"the wheel's shim is compiled against apache-flink {_shim_build.FLINK_VERSION} (the flink "
+                    f"extra's floor); on {installed} shim_jar() compiles it with javac at first use (as every "
+                    f"other test here does from the checkout), so a job without a JDK cannot run")
     from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext

@@ -91,7 +91,7 @@ def _run_job(tmp_path: Path, mismatch: str, switch: str | None) -> tuple[List[st
      "key change: the keyed state backend is a SubclassedRemoteKeyedStateBackend, not PyFlink's "
      "RemoteKeyedStateBackend"),
     # the switch at auto (unset): a release not verified is not tried at all
-    ("release", None, "2.3.0", "release not verified, verified: " + ", ".join(_pyflink.SPEEDUPS_VERIFIED)),
+    ("release", None, "2.99.0", "release not verified, verified: " + ", ".join(_pyflink.SPEEDUPS_VERIFIED)),
 ])
 def test_mismatch_in_the_workers_falls_back_with_one_warning_each(tmp_path, mismatch, switch, release, what):
     results, warnings, workers = _run_job(tmp_path, mismatch, switch)
@@ -113,7 +113,7 @@ def test_mismatch_in_the_workers_falls_back_with_one_warning_each(tmp_path, mism
 @pytest.mark.timeout(300)
 def test_switch_on_tries_a_release_not_verified_and_the_internals_match(tmp_path):
     """The other side of the "release" case: with ``SERDES_FLINK_SPEEDUPS=on`` (which so reaches the
-    workers) the installers run on the reported 2.3.0, find what they check, install, say nothing."""
+    workers) the installers run on the reported 2.99.0, find what they check, install, say nothing."""
     results, warnings, workers = _run_job(tmp_path, "release", "on")
     assert results == _expected(installed=True)
     assert len(workers) >= 2 and all(said == [] for said in workers.values()), workers

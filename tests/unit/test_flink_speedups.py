@@ -88,7 +88,7 @@ def test_create_env_carries_the_switch_as_a_job_parameter() -> None:
 
 def test_auto_on_a_release_not_verified_keeps_pyflinks_path_and_says_so_once(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(_pyflink, "pyflink_version", lambda: "2.3.0")
+    monkeypatch.setattr(_pyflink, "pyflink_version", lambda: "2.99.0")  # a release not verified
     backends = [_backend() for _ in range(5)]
     for backend in backends:
         assert _pyflink.speed_up_key_changes(Ctx(backend)) is False
@@ -96,7 +96,7 @@ def test_auto_on_a_release_not_verified_keeps_pyflinks_path_and_says_so_once(
     assert all("set_current_key" not in vars(b) for b in backends)
     warnings = _warnings(caplog)
     assert len(warnings) == 1, warnings
-    assert "2.3.0" in warnings[0] and "not verified" in warnings[0]
+    assert "2.99.0" in warnings[0] and "not verified" in warnings[0]
 
 
 def test_a_mismatch_of_internals_falls_back_without_raising(
@@ -130,7 +130,7 @@ def test_any_error_of_the_record_installer_falls_back(monkeypatch: pytest.Monkey
 
 def test_on_tries_them_on_a_release_not_verified(monkeypatch: pytest.MonkeyPatch,
                                                  caplog: pytest.LogCaptureFixture) -> None:
-    monkeypatch.setattr(_pyflink, "pyflink_version", lambda: "2.3.0")
+    monkeypatch.setattr(_pyflink, "pyflink_version", lambda: "2.99.0")  # a release not verified
     monkeypatch.setenv(_pyflink.SPEEDUPS_ENV, "on")
     backend = _backend()
     assert _pyflink.speed_up_key_changes(Ctx(backend)) is True

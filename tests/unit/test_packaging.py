@@ -3,6 +3,7 @@ plain confluent-kafka users), and the package ships its type marker."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,9 @@ def test_flink_is_an_extra():
     core = text.split("dependencies = [", 1)[1].split("]", 1)[0]
     assert "apache-flink" not in core
     flink = text.split("\nflink = [", 1)[1].split("]", 1)[0]
-    assert '"apache-flink==' in flink
+    # a bounded range of the supported releases (docs/flink.md, "Supported releases"): the next
+    # minor is untested until it is added
+    assert re.search(r'"apache-flink>=[0-9.]+,<[0-9.]+"', flink), flink
 
 
 def test_ships_py_typed():

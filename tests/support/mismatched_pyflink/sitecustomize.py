@@ -9,7 +9,7 @@ the way another release could, without changing what PyFlink does.
   ``RemoteKeyedStateBackend`` and their input handler from a subclass of ``RunnerInputHandler``
   (both add nothing): serdes' key-change and per-record installers each find a class that is not
   the one they were checked against;
-* ``release``: ``importlib.metadata`` reports apache-flink ``2.3.0``, a release not verified (the
+* ``release``: ``importlib.metadata`` reports apache-flink ``2.99.0``, a release not verified (the
   internals are 2.2.1's).
 
 Each process that builds a keyed state backend leaves an empty file ``backend-<pid>`` in
@@ -109,6 +109,6 @@ if _MODE == "release":
     _version = importlib.metadata.version
 
     def _reported_version(distribution_name: str) -> str:
-        return "2.3.0" if distribution_name == "apache-flink" else _version(distribution_name)
+        return "2.99.0" if distribution_name == "apache-flink" else _version(distribution_name)
 
     importlib.metadata.version = _reported_version

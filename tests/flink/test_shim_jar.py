@@ -21,6 +21,8 @@ import pytest
 from serdes import flink as sf
 from serdes.flink import _env, _pyflink, _shim, _shim_build
 
+from tests.support.flink_env import client_env
+
 REPO = Path(__file__).resolve().parents[2]
 CONNECTOR_NAME = _shim_build.connector_jar_name()
 
@@ -193,7 +195,7 @@ def test_wheel_runs_a_kafka_job_without_jdk_or_maven(tmp_path, kafka_bootstrap, 
     cache.mkdir()
     run = tmp_path / "run"  # cwd: no serdes checkout next to the job
     run.mkdir()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "SERDES_FLINK_SPEEDUPS")}
+    env = client_env(drop={"PYTHONPATH", "SERDES_FLINK_SPEEDUPS"})
     env.update(PATH=_path_without({"javac", "mvn"}, tmp_path / "nojdk"), SERDES_CACHE_DIR=str(cache),
                SERDES_FLINK_KAFKA_JAR=str(connector))
     out = subprocess.run([str(py), "-c", JOB, kafka_bootstrap, registry_url, t_in, t_out, AVRO_OUT], cwd=run,

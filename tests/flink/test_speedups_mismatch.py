@@ -28,21 +28,12 @@ import pytest
 
 from serdes.flink import _pyflink
 
+from tests.support.flink_env import client_env
 from tests.support.speedups_mismatch_job import WORDS
 
 ROOT = Path(__file__).resolve().parents[2]
 HOOK = ROOT / "tests" / "support" / "mismatched_pyflink"
 WARNING = "serdes' process-mode speedups are not applied on apache-flink"
-#: what PyFlink's loopback workers (the jobs run earlier in this pytest process) leave in
-#: ``os.environ`` (``BeamFnLoopbackWorkerPoolServicer``: ``os.environ.update`` with the worker's
-#: parameters), not handed to the job's process: ``PYFLINK_GATEWAY_DISABLED`` would stop it from
-#: starting its own gateway, the rest describe the earlier job's worker
-LOOPBACK_ENV = frozenset((
-    "PYFLINK_GATEWAY_DISABLED", "PYFLINK_GATEWAY_PORT", "PYTHON_LOOPBACK_SERVER_ADDRESS", "BOOT_LOG_DIR",
-    "SEMI_PERSISTENT_DIRECTORY", "_PYFLINK_CONN_INFO_PATH", "_PYTHON_WORKER_MEMORY_LIMIT", "_PYTHON_WORKING_DIR",
-    "TABLE_LOCAL_TIME_ZONE", "FLINK_HOME", "FLINK_BIN_DIR", "FLINK_CONF_DIR", "FLINK_LIB_DIR", "FLINK_OPT_DIR",
-    "FLINK_PLUGINS_DIR", "FLINK_LOG_DIR", "python",
-))
 
 
 def _expected(installed: bool = False) -> List[str]:
@@ -56,7 +47,7 @@ def _run_job(tmp_path: Path, mismatch: str, switch: str | None) -> tuple[List[st
     logs, marks = tmp_path / "log", tmp_path / "marks"
     logs.mkdir()
     marks.mkdir()
-    env = {k: v for k, v in os.environ.items() if k != _pyflink.SPEEDUPS_ENV and k not in LOOPBACK_ENV}
+    env = client_env(drop={_pyflink.SPEEDUPS_ENV})
     env.update({
         "PYTHONPATH": os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
         "FLINK_LOG_DIR": str(logs),

@@ -230,9 +230,12 @@ VARIANTS = [(warm, slow) for slow in ("", "_records", "_debezium", "_kafka") for
 def _lineup(run: int) -> List[str]:
     """The package and THREADS - 1 submodules (every submodule is in some run's), and for a cold
     run the core package in place of the last."""
-    step = THREADS - 1
-    names = [PACKAGE] + [f"{PACKAGE}.{SUBMODULES[(run * step + i) % len(SUBMODULES)]}" for i in range(step)]
-    return names[:-1] + ["serdes"] if VARIANTS[run][0] == "cold" else names
+    def slots(r: int) -> int:  # the submodules run r imports
+        return THREADS - 1 - (VARIANTS[r][0] == "cold")
+
+    start = sum(slots(r) for r in range(run))  # the runs take the submodules in turn, wrapping round
+    names = [PACKAGE] + [f"{PACKAGE}.{SUBMODULES[(start + i) % len(SUBMODULES)]}" for i in range(slots(run))]
+    return names + ["serdes"] if VARIANTS[run][0] == "cold" else names
 
 
 def test_threads_import_serdes_flink_modules_at_once(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 PY="${PYTHON:-python}"
-if ! "$PY" -c 'import serdes.testing, pytest, pytest_timeout, hypothesis' 2>/dev/null; then
+if ! "$PY" -c 'import serdes.testing, pytest, pytest_timeout, xdist, hypothesis' 2>/dev/null; then
     echo "== installing serdes[test,flink]"
-    "$PY" -m pip install -e '.[test,flink]'
+    "$PY" -m pip install -e '.[test,flink]' 'apache-flink==2.2.1'
 fi
 
 # Apicurio Registry 3.3 is built for Java 21+. Debian 12 packages only 17; where no 21+ JDK is
@@ -22,10 +22,16 @@ fi
 echo "== fetching test servers (cached after the first run)"
 "$PY" -m serdes.testing fetch
 
-# --durations: the 30 slowest tests, printed at the end, so a slow suite says where its time goes
-echo "== python -m pytest $*"
+# --durations: the 30 slowest tests, printed at the end, so a slow suite says where its time goes.
+# SERDES_TEST_WORKERS (default 2) pytest-xdist workers share the tests; each starts its own servers
+# when it first needs them, and the standalone-cluster tests all run in one worker (their
+# xdist_group, tests/conftest.py), on one cluster. SERDES_TEST_WORKERS=0 runs in this process.
+workers=${SERDES_TEST_WORKERS:-2}
+parallel=()
+(( workers > 0 )) && parallel=(-n "$workers" --dist loadgroup)
+echo "== python -m pytest ${parallel[*]} $*"
 set +e
-"$PY" -m pytest --timeout="${SERDES_TEST_TIMEOUT:-900}" --durations=30 "$@"
+"$PY" -m pytest --timeout="${SERDES_TEST_TIMEOUT:-900}" --durations=30 "${parallel[@]}" "$@"
 rc=$?
 set -e
 if [[ $rc -eq 5 ]]; then

@@ -147,9 +147,12 @@ EOF
     fi
     impl=$(env "${impl_env[@]}" PYTHONPATH="$repo" "$dir/bin/python" -W ignore -c 'import serdes._native as n; print(n.implementation())')
     echo "== [$leg] $versions, $impl implementation (venv ready in $((t1 - t0))s)"
+    # on SERDES_TEST_WORKERS pytest-xdist workers, as scripts/test.sh (0: one process)
+    parallel=()
+    (( ${SERDES_TEST_WORKERS:-2} > 0 )) && parallel=(-n "${SERDES_TEST_WORKERS:-2}" --dist loadgroup)
     set +e
     env "${impl_env[@]}" PYTHONPATH="$repo" "$dir/bin/python" -m pytest "${test_args[@]}" -q \
-        -p no:cacheprovider --timeout="${SERDES_TEST_TIMEOUT:-900}" "$@"
+        -p no:cacheprovider --timeout="${SERDES_TEST_TIMEOUT:-900}" "${parallel[@]}" "$@"
     leg_rc=$?
     set -e
     (( leg_rc == 5 )) && leg_rc=1  # no tests collected is a failure

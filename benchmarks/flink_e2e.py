@@ -42,6 +42,7 @@ with other jobs rates drop with everyone's load, while CPU per record mostly doe
 
     python benchmarks/flink_e2e.py [--records 40000] [--small 4000] [--formats avro,protobuf]
         [--modes process,thread] [--jobs baseline,serdes,kafka-keyed,value-keyed] [--sql]
+        [--speedups-off] [--name flink_e2e]
         [--repeats 3] [--config KEY=VALUE ...] [--bootstrap HOST:PORT --registry URL] [--cluster]
         (default servers: $SERDES_TEST_BOOTSTRAP/$SERDES_TEST_REGISTRY_URL, else serdes.testing)
 
@@ -55,7 +56,12 @@ repetition runs every pipeline back to back (the order rotates between repetitio
 drift on the machine hits all of them; the table reports medians over repetitions and the
 per-repetition ratios to the baseline.
 
-Writes benchmarks/results/flink_e2e.{json,md}.
+``--speedups-off`` adds, in process mode, each of serdes' keyed pipelines again with
+``serdes.flink.speedups=off`` (PyFlink's own per-record wrapping and key change; docs/flink.md,
+"The speedups switch"), interleaved with the others like any pipeline.
+
+Writes benchmarks/results/<name>.{json,md} (``--name``, default ``flink_e2e``), naming the
+apache-flink release it ran on.
 """
 
 from __future__ import annotations
@@ -70,6 +76,7 @@ import tempfile
 import sys
 import time
 import uuid
+from importlib.metadata import version
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -370,6 +377,8 @@ def floor_two_states_job(env, fmt, bootstrap, registry, t_in, t_out):
 JOBS = {"baseline": baseline_job, "serdes": serdes_job, "kafka-keyed": kafka_keyed_job,
         "value-keyed": value_keyed_job, "field-keyed": field_keyed_job, "floor-kafka-keyed": floor_job, "floor-value-keyed": floor_value_keyed_job,
         "floor-two-states": floor_two_states_job}
+#: the pipelines serdes' process-mode speedups act on (``--speedups-off`` runs them both ways)
+SPED_UP = ("kafka-keyed", "value-keyed", "field-keyed")
 LABELS = {
     "baseline": "ByteArraySchema + confluent-kafka serializers in maps, key_by",
     "serdes": "serdes read_kafka + key_by + write_kafka (2 Python operators)",
@@ -518,11 +527,29 @@ def cpu_seconds():
     return tuple(out)
 
 
+#: a pipeline name ending in this runs the pipeline with serdes' process-mode speedups switched off
+SPEEDUPS_OFF = "@speedups-off"
+
+
+def job_config(kind):
+    """``(pipeline, Flink config)`` for a pipeline name of the run (``kafka-keyed@speedups-off``:
+    the ``kafka-keyed`` pipeline with ``serdes.flink.speedups=off``)."""
+    if kind.endswith(SPEEDUPS_OFF):
+        return kind[: -len(SPEEDUPS_OFF)], {**CONFIG, "serdes.flink.speedups": "off"}
+    return kind, CONFIG
+
+
+def label(kind):
+    base, config = job_config(kind)
+    return LABELS[base] + (", speedups off" if config.get("serdes.flink.speedups") == "off" else "")
+
+
 def run(kind, fmt, mode, bootstrap, registry, t_in, expected):
     """Run one pipeline; returns (records/s through the keyed function, net runtime s, CPU s)."""
     if CLUSTER is not None:
         return run_on_cluster(kind, fmt, mode, bootstrap, registry, t_in, expected)
-    env = sf.create_env(execution_mode=mode, config=CONFIG)  # jars + python.executable for all (the baseline needs the connector too)
+    kind, config = job_config(kind)
+    env = sf.create_env(execution_mode=mode, config=config)  # jars + python.executable for all (the baseline needs the connector too)
     cpu0 = cpu_seconds()
     t_out = f"bench-out-{kind}-{fmt}-{uuid.uuid4().hex[:6]}"
     timing = Path(TIMING_FILE)
@@ -559,8 +586,9 @@ def run_on_cluster(kind, fmt, mode, bootstrap, registry, t_in, expected):
     t_out = f"bench-out-{kind}-{fmt}-{uuid.uuid4().hex[:6]}"
     timing = Path(TIMING_FILE)
     timing.write_text("")
+    kind, config = job_config(kind)
     spec = {"kind": kind, "fmt": fmt, "mode": mode, "bootstrap": bootstrap, "registry": registry,
-            "t_in": t_in, "t_out": t_out, "timing": TIMING_FILE, "config": CONFIG}
+            "t_in": t_in, "t_out": t_out, "timing": TIMING_FILE, "config": config}
     connector = kafka_connector_jar()
     jars = [connector, shim_jar(connector)] + ([avro_confluent_jar()] if kind == "sql" else [])
     if kind == "sql":
@@ -619,9 +647,13 @@ def main(argv=None):
     ap.add_argument("--modes", default="process,thread")
     ap.add_argument("--jobs", default="baseline,serdes,kafka-keyed,value-keyed")
     ap.add_argument("--sql", action="store_true", help="add the Flink SQL avro-confluent reference (Avro)")
+    ap.add_argument("--speedups-off", action="store_true",
+                    help="also run every serdes pipeline with serdes.flink.speedups=off (process mode; "
+                         "thread mode has no speedups)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--config", action="append", default=[], help="extra Flink KEY=VALUE for every pipeline")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    ap.add_argument("--name", default="flink_e2e", help="result file name (<out>/<name>.json and .md)")
     ap.add_argument("--cluster", action="store_true",
                     help="run every job on a standalone Flink cluster (serdes.testing.LocalFlinkCluster, "
                          "1 TaskManager, 2 slots), submitted with flink run --python, parallelism 1")
@@ -656,6 +688,8 @@ def main(argv=None):
             fmt_kinds = kinds + (["sql"] if args.sql and fmt == "avro" else [])
             for mode in modes:
                 mode_kinds = [k for k in fmt_kinds if k != "sql" or mode == modes[0]]  # SQL has no Python mode
+                if args.speedups_off and mode == "process":
+                    mode_kinds += [k + SPEEDUPS_OFF for k in mode_kinds if k in SPED_UP]
                 # warm-up: the first job of a process pays JVM class loading and JIT
                 run(mode_kinds[0], fmt, mode, bootstrap, registry, t_small or t_in, n0 or n)
                 runs = {k: [] for k in mode_kinds}
@@ -694,7 +728,7 @@ def main(argv=None):
                     results[f"{fmt}/{mode}/{kind}"] = r
 
     Path(TIMING_FILE).unlink(missing_ok=True)
-    out = {"benchmark": "flink_e2e", "records": n, "method": "(N - 1) / (last - first record time in the keyed function); SQL: output LogAppendTime span", "python": platform.python_version(),
+    out = {"benchmark": "flink_e2e", "apache_flink": version("apache-flink"), "records": n, "method": "(N - 1) / (last - first record time in the keyed function); SQL: output LogAppendTime span", "python": platform.python_version(),
            "cpus": os.cpu_count(), "parallelism": 1,
            "where": "standalone cluster (1 TaskManager, flink run --python)" if args.cluster else "MiniCluster",
            "load_average": [round(x, 2) for x in os.getloadavg()], "modes": modes, "repeats": args.repeats,
@@ -702,10 +736,10 @@ def main(argv=None):
            "targets": {"kafka-keyed": ">= 2.5x baseline", "value-keyed": ">= 1.8x baseline", "field-keyed": ">= 1.8x baseline (a value-keyed job)"}}
     d = Path(args.out)
     d.mkdir(parents=True, exist_ok=True)
-    (d / "flink_e2e.json").write_text(json.dumps(out, indent=2) + "\n")
+    (d / f"{args.name}.json").write_text(json.dumps(out, indent=2) + "\n")
     md = ["# flink_e2e", "",
           f"Kafka -> decode -> keyed ValueState running total per customer -> encode -> Kafka; "
-          f"N={n:,} records, 97 keys, parallelism 1 (records/s = per slot), {out['where']}, "
+          f"apache-flink {out['apache_flink']}, N={n:,} records, 97 keys, parallelism 1 (records/s = per slot), {out['where']}, "
           f"load average at the end {out['load_average']}, "
           f"{os.cpu_count()} CPUs, Python {platform.python_version()}, local KRaft broker + registry. "
           f"records/s = (N - 1) / (time of the last - time of the first record in the keyed function, "
@@ -721,11 +755,11 @@ def main(argv=None):
     for key, r in results.items():
         fmt, mode, kind = key.split("/")
         ratio = f"**{r['speedup']}x** ({', '.join(str(x) for x in r['speedup_per_repeat'])})" if "speedup" in r else ""
-        md.append(f"| {fmt} | {mode if kind != 'sql' else '(JVM)'} | {LABELS[kind]} | {r['records_per_s']:,} | "
+        md.append(f"| {fmt} | {mode if kind != 'sql' else '(JVM)'} | {label(kind)} | {r['records_per_s']:,} | "
                   f"{ratio} | {r['net_runtime_s']} | {r.get('cpu_us_per_record', '')} | "
                   + (f"**{r['cpu_speedup']}x** ({', '.join(str(x) for x in r['cpu_speedup_per_repeat'])})"
                      if "cpu_speedup" in r else "") + " |")
-    (d / "flink_e2e.md").write_text("\n".join(md) + "\n")
+    (d / f"{args.name}.md").write_text("\n".join(md) + "\n")
     print(json.dumps(out, indent=2))
 
 

@@ -304,9 +304,17 @@ class LocalFlinkCluster:
             f"{want_tms} / {slots}.\n{self.log_tail()}"
         )
 
-    def kill_taskmanager(self, index: int = -1) -> int:
-        """``kill -9`` one TaskManager JVM (by PID) and return that PID."""
-        tm = self.taskmanagers[index]
+    def kill_taskmanager(self, which: int | str = -1) -> int:
+        """``kill -9`` one TaskManager JVM (by PID) and return that PID; ``which`` is an index
+        into :attr:`taskmanagers` or a TaskManager's name (its resource id, as
+        :meth:`job_taskmanagers` returns it)."""
+        if isinstance(which, str):
+            named = [tm for tm in self.taskmanagers if tm.name == which]
+            if not named:
+                raise KeyError(f"no running TaskManager {which!r} (have {[tm.name for tm in self.taskmanagers]})")
+            tm = named[0]
+        else:
+            tm = self.taskmanagers[which]
         pid = tm.kill()
         self.taskmanagers.remove(tm)
         self.progress(f"killed {tm.name} (pid {pid}) with SIGKILL")
@@ -448,6 +456,22 @@ class LocalFlinkCluster:
             f"{' with every task RUNNING' if running_tasks else ''} "
             f"({ov.get('taskmanagers')} TaskManagers, {ov.get('slots-available')}/{ov.get('slots-total')} "
             f"slots free); last failure:\n{self.job_exception(job_id)[-4000:]}")
+
+    def vertex_parallelism(self, job_id: str) -> dict[str, int]:
+        """The parallelism each vertex of the job runs at (``/jobs/<id>``), by vertex name."""
+        return {str(v["name"]): int(v["parallelism"]) for v in self.job(job_id)["vertices"]}
+
+    def job_taskmanagers(self, job_id: str) -> dict[str, int]:
+        """Which TaskManagers run the job's RUNNING subtasks: TaskManager name (resource id) ->
+        how many subtasks it runs (``/jobs/<id>/vertices/<vid>``, every vertex), most first."""
+        hosts: dict[str, int] = {}
+        for vertex in self.job(job_id)["vertices"]:
+            detail = self.rest(f"/jobs/{job_id}/vertices/{vertex['id']}")
+            for sub in detail.get("subtasks", []):
+                if sub.get("status") == "RUNNING":
+                    tm = str(sub["taskmanager-id"])
+                    hosts[tm] = hosts.get(tm, 0) + 1
+        return dict(sorted(hosts.items(), key=lambda kv: (-kv[1], kv[0])))
 
     def completed_checkpoints(self, job_id: str) -> int:
         info = self.rest(f"/jobs/{job_id}/checkpoints") or {}

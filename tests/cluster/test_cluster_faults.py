@@ -1,8 +1,9 @@
 """Faults on a standalone Flink cluster (local processes, ``flink run --python``).
 
-* a TaskManager killed with SIGKILL mid-job: the exactly-once Avro -> keyed state -> Protobuf
-  job at parallelism 4 restarts from its last checkpoint on a restarted TaskManager and the
-  output, read with read_committed, holds every running total exactly once;
+* a TaskManager that runs the job's subtasks killed with SIGKILL mid-job: the exactly-once
+  Avro -> keyed state -> Protobuf job at parallelism 2 restarts from its last checkpoint on the
+  surviving TaskManager and the output, read with read_committed, holds every running total
+  exactly once;
 * the registry restarted mid-job: cached schemas keep decoding, a new schema id fails with
   RegistryUnavailableError naming topic/partition/offset, the job recovers when the registry is
   back;
@@ -31,24 +32,36 @@ def test_taskmanager_killed_mid_job(flink_cluster, cluster_jars, kafka_bootstrap
     orders = Orders(kafka_bootstrap, registry_url, in_topic)
     orders.produce(400)
     job = submit_totals(flink_cluster, cluster_jars, kafka_bootstrap, {"url": registry_url},
-                        in_topic, out_topic, f"tm-kill-{uuid.uuid4().hex[:6]}", parallelism=4)
+                        in_topic, out_topic, f"tm-kill-{uuid.uuid4().hex[:6]}", parallelism=2)
+    killed = False
     try:
         flink_cluster.wait_for_job(job, "RUNNING", running_tasks=True)
         wait_for_committed(kafka_bootstrap, out_topic, 400)
+        # 2 subtasks in 2 TaskManagers x 2 slots: both may sit on one TaskManager, so the victim
+        # is one that runs the job's subtasks (the one running the most)
+        hosts = flink_cluster.job_taskmanagers(job)
+        assert hosts, f"no TaskManager runs a subtask of {job}"
+        victim = next(iter(hosts))
         orders.produce(200)                        # in flight (in an open transaction) at the kill
-        victim = flink_cluster.kill_taskmanager(-1)
-        flink_cluster.add_taskmanager()            # the job needs all 4 slots back
+        victim_pid = flink_cluster.kill_taskmanager(victim)
+        killed = True
         deadline = time.monotonic() + 120
         while flink_cluster.restarts(job) < 1:
             assert time.monotonic() < deadline, "the job did not restart after the TaskManager died"
             time.sleep(1)
+        # the surviving TaskManager's 2 slots are enough for parallelism 2
         flink_cluster.wait_for_job(job, "RUNNING", running_tasks=True)
+        moved_to = flink_cluster.job_taskmanagers(job)
         orders.produce(200)                        # after the restart
         totals = read_totals(kafka_bootstrap, registry_url, out_topic, 800)
         restarts = flink_cluster.restarts(job)
     finally:
         flink_cluster.cancel(job)
-    print(f"killed TaskManager pid {victim}; job restarted {restarts} time(s)")
+        if killed:
+            flink_cluster.add_taskmanager()        # the tests after this one get all 4 slots back
+    print(f"killed {victim} (pid {victim_pid}) running {hosts[victim]} subtask(s) of {hosts}; "
+          f"restarted {restarts} time(s), now on {moved_to}")
+    assert victim not in moved_to
     assert totals == orders.expected_totals()      # every running total once: no loss, no duplicate
     assert restarts >= 1
 

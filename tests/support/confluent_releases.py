@@ -26,7 +26,7 @@ def needs(release: str, feature: str) -> Any:
     )
 
 
-#: the conf for the topic subject name strategy: 2.16 defaults to ASSOCIATED, so tests that count on
-#: "<topic>-value" name TOPIC; subject.name.strategy.type came with 2.14, and before 2.16 the topic
-#: strategy is the default anyway
+#: the conf for the topic subject name strategy: 2.14+ default to ASSOCIATED, so tests that count on
+#: "<topic>-value" name TOPIC; before 2.14 (no subject.name.strategy.type) the topic strategy is the
+#: default
 TOPIC_STRATEGY: Dict[str, Any] = {"subject.name.strategy.type": "TOPIC"} if at_least("2.14") else {}

@@ -8,6 +8,8 @@
 #   newest  the newest protobuf 7.x and the newest confluent-kafka pyproject.toml allows
 #   oldest  the floors pyproject.toml allows: confluent-kafka's ">=" release exactly, protobuf's
 #           ">=" minor (4.25.x) with a grpcio-tools for it
+#   ck-X.Y  (not run by default: name it) confluent-kafka X.Y's last patch release, the rest as pip
+#           resolves it: the minors between the two ends, e.g. `ck-2.13 ck-2.14 ck-2.15`
 #
 # The requirements come from pyproject.toml (core dependencies + the test extra; grpcio-tools
 # unbounded, since the test extra caps it for PyFlink's sake) plus the leg's pins. Each venv lives
@@ -94,8 +96,10 @@ elif leg == "oldest":
     out["grpcio-tools"] = f"grpcio-tools=={floor(tools)}.*"  # a protoc for that protobuf
     # the last release for protobuf < 6.33.5 (resolves at once instead of backtracking)
     out["googleapis-common-protos"] = "googleapis-common-protos<1.75.1"
+elif re.fullmatch(r"ck-[0-9]+\.[0-9]+", leg):
+    out["confluent-kafka"] = bare(out["confluent-kafka"]) + "==" + leg[3:] + ".*"  # that minor's last patch
 else:
-    sys.exit(f"unknown leg {leg!r} (legs: newest, oldest, flink-newest, flink-oldest)")
+    sys.exit(f"unknown leg {leg!r} (legs: newest, oldest, ck-X.Y, flink-newest, flink-oldest)")
 print("\n".join(sorted(out.values())))
 EOF
 }

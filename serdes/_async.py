@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple, Ty
 from confluent_kafka.serialization import SerializationContext
 
 from ._cache import bounded_store
+from ._confluent import FEATURE_SINCE, require_release
 from ._drive import Plan, drive_async
 from ._errors import RegistryUnavailableError
 
@@ -193,7 +194,9 @@ class AsyncSerdeMixin:
 
     def set_async_cluster_id_resolver(self, resolver: Callable[[], Any]) -> None:
         """As confluent-kafka's (``AsyncDeserializingConsumer`` / ``AsyncSerializingProducer`` call
-        it): the associated subject name strategy's cluster id, for the engine's strategy too."""
+        it): the associated subject name strategy's cluster id, for the engine's strategy too.
+        confluent-kafka 2.16+ (:class:`serdes.ConfluentVersionError` on an older release)."""
+        require_release("set_async_cluster_id_resolver", FEATURE_SINCE["cluster id resolver"])
         super().set_async_cluster_id_resolver(resolver)  # type: ignore[misc]
         view = self._view
         if view is not None:

@@ -12,8 +12,12 @@ What the rest of serdes sees is small and typed: :class:`SerdeConfig`, a frozen 
 construction, and the functions below for the private methods and modules. Nothing here runs per
 record: the fast path reads plain attributes of the snapshot.
 
-pyproject.toml pins confluent-kafka to ``>=2.16,<2.17``; every name read here exists in every
-release of that range, so none has a fallback.
+pyproject.toml allows confluent-kafka ``>=2.12,<3``. A name that a release inside that range lacks
+is listed in :data:`ATTRIBUTE_SINCE` with the first release that has it, and the value serdes uses
+before it (what confluent-kafka's behaviour then is: no lock, no option); a feature that cannot work
+without a newer release (the builders, ``confluent_kafka.aio.AsyncDeserializingConsumer``, the remote
+``$ref`` guard) fails its construction with :class:`ConfluentVersionError` naming that release
+(:data:`FEATURE_SINCE`). Nothing here handles a release below 2.12.
 
 The fast path's shared configuration lives in :class:`SerdeConfig`. The format-specific attributes
 (:data:`FORMAT_ATTRIBUTES`: Avro's ``_parsed_schema``, ``_to_dict``, ``_strict``, JSON's
@@ -32,16 +36,25 @@ tests/unit/test_confluent_seam.py enforces this over serdes' source.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib
 import importlib.metadata
+import threading
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from ._cache import trim
-from ._errors import ConfluentAPIError
+from ._errors import ConfluentAPIError, ConfluentVersionError
 
 __all__ = [
     "ConfluentAPIError",
+    "ConfluentVersionError",
+    "ATTRIBUTE_SINCE",
+    "FEATURE_SINCE",
+    "at_least",
+    "require_release",
+    "newer_class",
     "SerdeConfig",
     "confluent_version",
     "snapshot",
@@ -57,6 +70,7 @@ __all__ = [
     "json_ref_registry",
     "to_dict",
     "from_dict",
+    "avro_raw_bytes",
     "avro_strictness",
     "avro_return_record_name",
     "json_validates",
@@ -81,6 +95,57 @@ __all__ = [
 def confluent_version() -> str:
     """The installed confluent-kafka (Python client) version, e.g. ``"2.16.1"``."""
     return importlib.metadata.version("confluent-kafka")
+
+
+def _release(version: str) -> Tuple[int, int]:
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+@functools.lru_cache(maxsize=None)
+def _installed_release() -> Tuple[int, int]:
+    return _release(confluent_version())  # an installed distribution does not change under a process
+
+
+def at_least(release: str) -> bool:
+    """The installed confluent-kafka is ``release`` (``"2.16"``) or newer."""
+    return _installed_release() >= _release(release)
+
+
+#: the features of serdes that need a newer confluent-kafka than the range's oldest (2.12), with the
+#: first release that has what they build on (docs/conformance.md, "confluent-kafka releases")
+FEATURE_SINCE: Dict[str, str] = {
+    # confluent_kafka.serialization.SerializerBuilder / DeserializerBuilder, _sync.serde.build_serde
+    "builders": "2.16",
+    # confluent_kafka.aio.AsyncDeserializingConsumer (2.13-2.15 have AIOConsumer only)
+    "async consumer": "2.16",
+    # common.json_schema._guard_external_uri: remote $ref targets checked for a public address
+    "remote refs": "2.16",
+    # BaseSerde.set_cluster_id_resolver / set_async_cluster_id_resolver (the associated subject
+    # name strategy's Kafka cluster id)
+    "cluster id resolver": "2.16",
+}
+
+
+def require_release(feature: str, release: str) -> None:
+    """Raise :class:`ConfluentVersionError` for ``feature`` unless confluent-kafka ``release`` or
+    newer is installed. Called at construction only."""
+    if not at_least(release):
+        raise ConfluentVersionError(feature, release)
+
+
+def newer_class(module: str, name: str, release: str, feature: str) -> type:
+    """confluent-kafka's class ``module.name`` (first in ``release``), or on an older release a
+    stand-in base of that name whose construction raises :class:`ConfluentVersionError` for
+    ``feature``: serdes' subclass still imports, and fails when it is built, never mid-stream."""
+    if at_least(release):
+        return require(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        raise ConfluentVersionError(feature, release)
+
+    doc = f"Stands in for confluent-kafka's {module}.{name} (confluent-kafka {release}+): construction raises."
+    return type(name, (), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
 
 
 _SENTINEL = object()
@@ -152,24 +217,53 @@ class SerdeConfig:
         return bool(self.use_latest_version or self.use_latest_with_metadata or self.use_schema_id is not None)
 
 
+#: private attributes a release inside the range (>= 2.12) lacks: the first release that sets it,
+#: and what serdes reads on an older one (the behaviour confluent-kafka then has)
+ATTRIBUTE_SINCE: Dict[str, Tuple[str, Any]] = {
+    # the associated subject name strategy (2.14): before it every strategy is (ctx, record_name)
+    "_strategy_accepts_client": ("2.14", False),
+    "_subject_name_conf": ("2.14", None),
+    # inline validation rules (validation.rules.execution, 2.16): none before
+    "_validation_rules_execution": ("2.16", "DISABLED"),
+    # validate.strict and validate.strict.allow.default (2.13): the options do not exist before
+    "_strict": ("2.13", False),
+    "_strict_allow_default": ("2.13", False),
+    # the JSON serdes' validator-cache lock (2.13): see json_validators
+    "_validators_lock": ("2.13", None),
+}
+
+
+def require_since(obj: Any, name: str) -> Any:
+    """:func:`require`, except that an attribute of :data:`ATTRIBUTE_SINCE` on a release before the
+    one that introduced it reads as its documented stand-in value."""
+    since = ATTRIBUTE_SINCE.get(name)
+    if since is not None and not at_least(since[0]):
+        return since[1]
+    return require(obj, name)
+
+
 def snapshot(serde: Any, kind: str) -> SerdeConfig:
     """Check every private attribute ``kind`` (a key of :data:`FORMAT_ATTRIBUTES`) reads on
     ``serde`` and return the configuration snapshot. Raises :class:`ConfluentAPIError`."""
     names = FORMAT_ATTRIBUTES[kind]
     for name in names + ("_registry", "_get_reader_schema"):
-        require(serde, name)
+        require_since(serde, name)
+    if kind.startswith("json.") and not at_least(ATTRIBUTE_SINCE["_validators_lock"][0]):
+        # 2.12 keeps its validator cache without a lock; serdes'
+        # _get_validator, which replaces confluent-kafka's on both call paths, takes this one
+        serde._validators_lock = threading.Lock()
     is_ser = kind.endswith(".serializer")
     return SerdeConfig(
         kind=kind,
         subject_name_func=require(serde, "_subject_name_func"),
-        strategy_accepts_client=bool(require(serde, "_strategy_accepts_client")),
-        subject_name_conf=require(serde, "_subject_name_conf"),
+        strategy_accepts_client=bool(require_since(serde, "_strategy_accepts_client")),
+        subject_name_conf=require_since(serde, "_subject_name_conf"),
         use_latest_version=bool(require(serde, "_use_latest_version")),
         use_latest_with_metadata=require(serde, "_use_latest_with_metadata"),
         use_schema_id=require(serde, "_use_schema_id"),
         # confluent-kafka runs inline validation rules in serializers only (its deserializers never
         # set the attribute): a deserializer's is DISABLED, as confluent-kafka behaves
-        validation_rules_execution=require(serde, "_validation_rules_execution") if is_ser else "DISABLED",
+        validation_rules_execution=require_since(serde, "_validation_rules_execution") if is_ser else "DISABLED",
         schema_id_serializer=require(serde, "_schema_id_serializer") if is_ser else None,
         schema_id_deserializer=None if is_ser else require(serde, "_schema_id_deserializer"),
         auto_register=bool(require(serde, "_auto_register")) if is_ser else None,
@@ -266,10 +360,16 @@ def from_dict(serde: Any) -> Any:
     return serde._from_dict
 
 
+def avro_raw_bytes() -> bool:
+    """confluent-kafka writes and reads an Avro schema of type ``"bytes"`` as the raw payload (no
+    length): 2.13+. 2.12 encodes it as Avro ``bytes`` (a zigzag length first), as any other schema."""
+    return at_least("2.13")
+
+
 def avro_strictness(serde: Any) -> Tuple[bool, bool]:
     """``_strict``, ``_strict_allow_default``: an Avro serializer's ``validate.strict`` and
     ``validate.strict.allow.default``, which serdes' encoders apply as fastavro would."""
-    return bool(serde._strict), bool(serde._strict_allow_default)
+    return bool(require_since(serde, "_strict")), bool(require_since(serde, "_strict_allow_default"))
 
 
 def avro_return_record_name(serde: Any) -> bool:
@@ -284,9 +384,24 @@ def json_validates(serde: Any) -> bool:
 
 
 def json_encoder(serde: Any) -> Any:
-    """``_json_encode``: a JSON serializer's encoder (the user's ``json_encode``, or confluent-kafka's
-    default, :func:`json_dumps`, which serdes replaces by its own faster codec)."""
-    return serde._json_encode
+    """``_json_encode``: a JSON serializer's user ``json_encode``, or ``None`` for confluent-kafka's
+    default (compact orjson output), which serdes replaces by its own faster codec."""
+    encode = serde._json_encode
+    if at_least("2.15"):
+        return None if encode is json_dumps() else encode
+    # 2.12-2.14: the default is a lambda (orjson.dumps(x).decode()) made in confluent-kafka's
+    # JSONSerializer / AsyncJSONSerializer constructor, one per instance: known by where it was made
+    code = getattr(encode, "__code__", None)
+    if code is not None and code.co_name == "<lambda>" and code.co_filename in _confluent_json_sources():
+        return None
+    return encode
+
+
+def _confluent_json_sources() -> Tuple[str, ...]:
+    from confluent_kafka.schema_registry._async import json_schema as async_json
+    from confluent_kafka.schema_registry._sync import json_schema as sync_json
+
+    return tuple(str(m.__file__) for m in (sync_json, async_json))
 
 
 def json_decoder(serde: Any) -> Any:
@@ -299,6 +414,7 @@ def json_validators(serde: Any) -> Tuple[Any, Any]:
     """``_validators``, ``_validators_lock``: a JSON serde's validator cache and its lock. serdes'
     ``_get_validator`` (which replaces confluent-kafka's on both call paths) keeps its compiled
     validators there, under confluent-kafka's lock."""
+    # 2.12 has no _validators_lock: snapshot() gave the serde one at construction
     return serde._validators, serde._validators_lock
 
 
@@ -393,6 +509,11 @@ def failed_response(e: BaseException, limit: int = 300) -> Optional[Tuple[str, s
 
 def httpx_module() -> ModuleType:
     """The httpx (or successor) module confluent-kafka's registry client talks through."""
+    if not at_least("2.16"):
+        # 2.12-2.15 import httpx itself (2.16 added common._httpx_compat to pick httpx or a successor)
+        import httpx
+
+        return httpx
     from confluent_kafka.schema_registry.common import _httpx_compat
 
     return require(_httpx_compat, "httpx")  # type: ignore[no-any-return]
@@ -400,7 +521,8 @@ def httpx_module() -> ModuleType:
 
 def guard_external_uri(uri: str) -> None:
     """confluent-kafka's check that a remote ``$ref`` URI points at a public address (raises
-    ``ValueError``)."""
+    ``ValueError``). 2.16+; serdes' JSON serdes refuse ``serdes.allow.remote.refs`` at construction
+    on an older release (:data:`FEATURE_SINCE`), so this is never reached there."""
     from confluent_kafka.schema_registry.common import json_schema
 
     require(json_schema, "_guard_external_uri")(uri)
@@ -413,14 +535,20 @@ def _json_schema_module() -> ModuleType:
 
 
 def json_dumps() -> Callable[[Any], str]:
-    """confluent-kafka's default JSON Schema encoder (``json_encode`` when none is given); serdes
-    compares a user's ``json_encode`` with it by identity to keep its own faster codec."""
+    """confluent-kafka's default JSON Schema encoder (``json_encode`` when none is given), 2.15+
+    (:func:`json_encoder` tells the default apart on every release)."""
     return require(_json_schema_module(), "_json_dumps")  # type: ignore[no-any-return]
 
 
 def json_loads() -> Callable[[Any], Any]:
     """confluent-kafka's default JSON decoder (``json_decode`` when none is given, and the parser
-    of registry schema strings)."""
+    of registry schema strings); serdes compares a user's ``json_decode`` with it by identity."""
+    if not at_least("2.15"):
+        # 2.12-2.14 default json_decode to orjson.loads itself (2.15 added _json_loads, with a
+        # stdlib fallback for a missing orjson)
+        import orjson
+
+        return orjson.loads
     return require(_json_schema_module(), "_json_loads")  # type: ignore[no-any-return]
 
 

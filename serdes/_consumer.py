@@ -27,13 +27,11 @@ from typing import TYPE_CHECKING, Any, Generator, List, Optional, Sequence, Tupl
 
 from confluent_kafka import DeserializingConsumer as _ConfluentDeserializingConsumer
 from confluent_kafka import KafkaError
-from confluent_kafka.aio import AIOConsumer as _AIOConsumer
-from confluent_kafka.aio import AsyncDeserializingConsumer as _ConfluentAsyncDeserializingConsumer
 from confluent_kafka.cimpl import Consumer as _RawConsumer
 from confluent_kafka.error import KeyDeserializationError, ValueDeserializationError
 from confluent_kafka.serialization import MessageField, SerializationContext
 
-from ._confluent import consumer_deserializers
+from ._confluent import FEATURE_SINCE, consumer_deserializers, newer_class
 from ._drive import Call, Plan, drive, drive_async
 from ._errors import SerdesError
 
@@ -218,6 +216,16 @@ def _assemble(msgs: List[Any], keys: List[Any], values: List[Any], failed: List[
     return result
 
 
+if TYPE_CHECKING:
+    from confluent_kafka.aio import AsyncDeserializingConsumer as _ConfluentAsyncDeserializingConsumer
+else:
+    # confluent-kafka 2.16 added confluent_kafka.aio.AsyncDeserializingConsumer: on an older release
+    # constructing serdes' raises serdes.ConfluentVersionError naming 2.16
+    _ConfluentAsyncDeserializingConsumer = newer_class(
+        "confluent_kafka.aio", "AsyncDeserializingConsumer", FEATURE_SINCE["async consumer"], "serdes.AsyncDeserializingConsumer",
+    )
+
+
 class AsyncDeserializingConsumer(_ConfluentAsyncDeserializingConsumer):
     """confluent-kafka's ``confluent_kafka.aio.AsyncDeserializingConsumer`` (``consumer = await
     AsyncDeserializingConsumer(conf)``, ``poll`` unchanged) whose ``await consume(n, timeout)``
@@ -227,5 +235,6 @@ class AsyncDeserializingConsumer(_ConfluentAsyncDeserializingConsumer):
 
     async def consume(self, num_messages: int = 1, timeout: float = -1) -> List[Any]:
         """Consume up to ``num_messages`` and decode them; a record that fails carries its error."""
-        msgs = await _AIOConsumer.consume(self, num_messages, timeout)
+        # AIOConsumer's consume (the raw messages), past confluent-kafka's, which decodes and raises
+        msgs = await super(_ConfluentAsyncDeserializingConsumer, self).consume(num_messages, timeout)
         return await _decode_batch_async(msgs, *consumer_deserializers(self))

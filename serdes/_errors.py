@@ -490,6 +490,36 @@ class ConfluentAPIError(_UnlocatedError, TypeError):
         )
 
 
+__all__ += ["ConfluentVersionError"]
+
+
+class ConfluentVersionError(ConfluentAPIError):
+    """The installed confluent-kafka (inside serdes' supported range) predates a feature serdes
+    builds on: a builder class, ``confluent_kafka.aio``'s consumer, a helper of a newer release.
+
+    ``feature`` names it, ``required`` the first confluent-kafka release that has it (``"2.16"``),
+    ``version`` the installed one. Raised when the serde (or builder, or consumer) is constructed,
+    never while records flow. A :class:`ConfluentAPIError`: ``attribute`` is ``feature`` and
+    ``owner`` ``"confluent-kafka"``.
+    """
+
+    def __init__(self, feature: str, required: str, version: Optional[str] = None) -> None:
+        if version is None:
+            import importlib.metadata
+
+            version = importlib.metadata.version("confluent-kafka")
+        self.attribute = feature
+        self.owner = "confluent-kafka"
+        self.version = version
+        self.feature = feature
+        self.required = required
+        _UnlocatedError.__init__(
+            self,
+            f"{feature} needs confluent-kafka {required} or newer; {version} is installed "
+            f"(pip install 'confluent-kafka>={required}')",
+        )
+
+
 # -- the seam to PyFlink's private API (serdes/flink/_pyflink.py) --------------------------------
 
 __all__ += ["PyFlinkAPIError"]

@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-from confluent_kafka.schema_registry.avro import (  # noqa: I001
-    AvroSerializerBuilder as _ConfluentAvroSerializerBuilder,
-    AvroDeserializerBuilder as _ConfluentAvroDeserializerBuilder,
-    AsyncAvroSerializerBuilder as _ConfluentAsyncAvroSerializerBuilder,
-    AsyncAvroDeserializerBuilder as _ConfluentAsyncAvroDeserializerBuilder,
-)
+from typing import TYPE_CHECKING
 
 from .._builders import CLIENT, AsyncSerdeBuilder, Construction, SerdeBuilder
+from .._confluent import FEATURE_SINCE, newer_class
 from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
 from ._deserializer import AvroDeserializer
 from ._serializer import AvroSerializer
+
+if TYPE_CHECKING:
+    from confluent_kafka.schema_registry.avro import (  # noqa: I001
+        AvroSerializerBuilder as _ConfluentAvroSerializerBuilder,
+        AvroDeserializerBuilder as _ConfluentAvroDeserializerBuilder,
+        AsyncAvroSerializerBuilder as _ConfluentAsyncAvroSerializerBuilder,
+        AsyncAvroDeserializerBuilder as _ConfluentAsyncAvroDeserializerBuilder,
+    )
+else:
+    # confluent-kafka 2.16 added the builders: on an older release serdes' builder classes still
+    # import, and constructing one raises serdes.ConfluentVersionError naming 2.16
+    _ConfluentAvroSerializerBuilder = newer_class("confluent_kafka.schema_registry.avro", "AvroSerializerBuilder", FEATURE_SINCE["builders"], "serdes.avro.AvroSerializerBuilder")
+    _ConfluentAvroDeserializerBuilder = newer_class("confluent_kafka.schema_registry.avro", "AvroDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.avro.AvroDeserializerBuilder")
+    _ConfluentAsyncAvroSerializerBuilder = newer_class("confluent_kafka.schema_registry.avro", "AsyncAvroSerializerBuilder", FEATURE_SINCE["builders"], "serdes.avro.AsyncAvroSerializerBuilder")
+    _ConfluentAsyncAvroDeserializerBuilder = newer_class("confluent_kafka.schema_registry.avro", "AsyncAvroDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.avro.AsyncAvroDeserializerBuilder")
+
 
 __all__ = ["AvroSerializerBuilder", "AvroDeserializerBuilder", "AsyncAvroSerializerBuilder", "AsyncAvroDeserializerBuilder"]
 

@@ -27,6 +27,7 @@ from typing import Any, Dict, Iterator, List, Optional, Set
 from fastavro import parse_schema
 from fastavro.const import AVRO_TYPES
 
+from .._confluent import avro_raw_bytes
 from .._errors import SchemaMismatchError
 from .._limits import Limits
 from ._schema_check import check_schema
@@ -63,8 +64,9 @@ def type_of(schema: Any) -> Any:
 
 
 def is_raw_bytes(schema: Any) -> bool:
-    """confluent-kafka writes and reads a schema of type ``"bytes"`` as the raw payload (no length)."""
-    return schema == "bytes" or (isinstance(schema, dict) and schema.get("type") == "bytes")
+    """confluent-kafka (2.13+: :func:`serdes._confluent.avro_raw_bytes`) writes and reads a schema of
+    type ``"bytes"`` as the raw payload (no length)."""
+    return (schema == "bytes" or (isinstance(schema, dict) and schema.get("type") == "bytes")) and avro_raw_bytes()
 
 
 def named_types(schema: Any, names: Dict[str, Any], counts: Dict[str, int]) -> None:

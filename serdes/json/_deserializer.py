@@ -26,6 +26,7 @@ from .._serde import Built, FastDeserializer, ParseStep
 from .._wire import Frame
 from ._common import ValidatorCacheMixin
 from ._depth import depth_error, exceeds_depth
+from ._refs import remote_refs_supported
 
 __all__ = ["JSONDeserializer"]
 
@@ -61,6 +62,7 @@ class JSONDeserializer(ValidatorCacheMixin, FastDeserializer, _ConfluentJSONDese
         # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the
         # limits must be known before its constructor parses schema_str
         args, kwargs, self._limits = split_limits_args(args, kwargs, 3)
+        remote_refs_supported(self._limits)
         super().__init__(*args, **kwargs)
         self._init_fast()
 

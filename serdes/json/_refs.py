@@ -20,7 +20,7 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.common.json_schema import DEFAULT_SPEC
 from referencing import Registry, Resource
 
-from .._confluent import guard_external_uri, httpx_module, json_loads
+from .._confluent import FEATURE_SINCE, guard_external_uri, httpx_module, json_loads, require_release
 from .._errors import RemoteRefRefused, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
 
@@ -30,6 +30,14 @@ __all__ = ["RemoteRefRefused", "remote_retriever", "resolve_references", "guarde
 REMOTE_REF_TIMEOUT = 10.0
 
 _json_loads = json_loads()
+
+
+def remote_refs_supported(limits: Limits) -> None:
+    """At construction: ``serdes.allow.remote.refs`` fetches through confluent-kafka's public-address
+    guard, which confluent-kafka 2.16 added; on an older release it is refused here
+    (:class:`serdes.ConfluentVersionError`) rather than at the first remote ``$ref``."""
+    if limits.allow_remote_refs:
+        require_release("serdes.allow.remote.refs", FEATURE_SINCE["remote refs"])
 
 
 def remote_retriever(allow_remote: bool) -> Callable[[str], Any]:

@@ -10,16 +10,16 @@ from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as _ConfluentJSONSerializer
 from confluent_kafka.serialization import SerializationContext
 
-from .._confluent import get_parsed_schema, json_dumps, json_encoder, json_ref_registry, json_validates, own_parsed_schema, own_schema, to_dict
+from .._confluent import get_parsed_schema, json_encoder, json_ref_registry, json_validates, own_parsed_schema, own_schema, to_dict
 from .._errors import RecordLocation, SerdesError, ValidationError
 from .._limits import split_limits_args
 from .._serde import BuiltEncoder, EncodeStep, FastSerializer
 from ._common import ValidatorCacheMixin
 from ._depth import exceeds_depth
+from ._refs import remote_refs_supported
 
 __all__ = ["JSONSerializer", "NAN_AS_NULL_CONF"]
 
-_json_dumps = json_dumps()
 # orjson writes NaN and +-Infinity as null. A payload without "null" needs no further check
 # (bytes.find: ``in`` on bytes first tries the needle as an int). A value whose payload holds a
 # null goes through _is_finite: jsonschema-rs refuses a non-finite float wherever a schema looks at
@@ -66,6 +66,7 @@ class JSONSerializer(ValidatorCacheMixin, FastSerializer, _ConfluentJSONSerializ
         # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it; the
         # limits must be known before its constructor parses schema_str
         args, kwargs, self._limits = split_limits_args(args, kwargs, 3)
+        remote_refs_supported(self._limits)
         self._nan_as_null = self._limits.json_nan_as_null
         super().__init__(*args, **kwargs)
         self._init_fast()
@@ -126,7 +127,7 @@ def _make_encoder(
     encodable, a ``null`` in the output that may be a NaN) goes to ``slow``, which raises the
     typed error or returns the same bytes.
     """
-    default_codec = json_encode is None or json_encode is _json_dumps
+    default_codec = json_encode is None  # json_encoder(): None for confluent-kafka's default
     dumps = orjson.dumps
 
     def slow(value: Any, ctx: Optional[SerializationContext]) -> bytes:

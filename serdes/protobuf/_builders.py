@@ -2,17 +2,29 @@
 
 from __future__ import annotations
 
-from confluent_kafka.schema_registry.protobuf import (  # noqa: I001
-    ProtobufSerializerBuilder as _ConfluentProtobufSerializerBuilder,
-    ProtobufDeserializerBuilder as _ConfluentProtobufDeserializerBuilder,
-    AsyncProtobufSerializerBuilder as _ConfluentAsyncProtobufSerializerBuilder,
-    AsyncProtobufDeserializerBuilder as _ConfluentAsyncProtobufDeserializerBuilder,
-)
+from typing import TYPE_CHECKING
 
 from .._builders import CLIENT, AsyncSerdeBuilder, Construction, SerdeBuilder
+from .._confluent import FEATURE_SINCE, newer_class
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer
+
+if TYPE_CHECKING:
+    from confluent_kafka.schema_registry.protobuf import (  # noqa: I001
+        ProtobufSerializerBuilder as _ConfluentProtobufSerializerBuilder,
+        ProtobufDeserializerBuilder as _ConfluentProtobufDeserializerBuilder,
+        AsyncProtobufSerializerBuilder as _ConfluentAsyncProtobufSerializerBuilder,
+        AsyncProtobufDeserializerBuilder as _ConfluentAsyncProtobufDeserializerBuilder,
+    )
+else:
+    # confluent-kafka 2.16 added the builders: on an older release serdes' builder classes still
+    # import, and constructing one raises serdes.ConfluentVersionError naming 2.16
+    _ConfluentProtobufSerializerBuilder = newer_class("confluent_kafka.schema_registry.protobuf", "ProtobufSerializerBuilder", FEATURE_SINCE["builders"], "serdes.protobuf.ProtobufSerializerBuilder")
+    _ConfluentProtobufDeserializerBuilder = newer_class("confluent_kafka.schema_registry.protobuf", "ProtobufDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.protobuf.ProtobufDeserializerBuilder")
+    _ConfluentAsyncProtobufSerializerBuilder = newer_class("confluent_kafka.schema_registry.protobuf", "AsyncProtobufSerializerBuilder", FEATURE_SINCE["builders"], "serdes.protobuf.AsyncProtobufSerializerBuilder")
+    _ConfluentAsyncProtobufDeserializerBuilder = newer_class("confluent_kafka.schema_registry.protobuf", "AsyncProtobufDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.protobuf.AsyncProtobufDeserializerBuilder")
+
 
 __all__ = [
     "ProtobufSerializerBuilder", "ProtobufDeserializerBuilder",

@@ -18,7 +18,8 @@ from serdes_test import order_pb2
 import serdes.avro as s_avro
 import serdes.json as s_json
 import serdes.protobuf as s_protobuf
-from serdes import CorruptPayloadError, InvalidMagicByteError, UnknownSchemaError, ValidationError
+from serdes import ConfluentVersionError, CorruptPayloadError, InvalidMagicByteError, UnknownSchemaError, ValidationError
+from tests.support.confluent_releases import at_least, needs
 
 # the native dispatcher and the pure-Python one, same cases (tests/support/implementations.py)
 pytestmark = pytest.mark.usefixtures("implementation")
@@ -113,9 +114,8 @@ async def test_batch_calls() -> None:
     assert await de.deserialize_batch(frames, CTX) == [{"a": i, "b": "x"} for i in range(5)]
 
 
-HAS_BUILDERS = hasattr(c_avro, "AvroSerializerBuilder")
-needs_builders = pytest.mark.skipif(
-    not HAS_BUILDERS, reason="confluent-kafka < 2.16 has no builders (these run in the main test environment, confluent-kafka 2.16.1)")
+# on an older release the builders refuse construction: test_confluent_seam.py checks that
+needs_builders = needs("2.16", "the builders")
 
 
 @needs_builders
@@ -171,7 +171,17 @@ async def test_async_builders_build_serdes_classes() -> None:
 
 
 @pytest.mark.asyncio
+@pytest.mark.skipif(at_least("2.16"), reason="the refusal of releases before 2.16; the oldest leg of scripts/test-matrix.sh runs it")
+async def test_async_cluster_id_resolver_needs_confluent_kafka_2_16() -> None:
+    ser, _ = await _serdes("avro", aclient(), "serdes")
+    with pytest.raises(ConfluentVersionError) as info:
+        ser.set_async_cluster_id_resolver(lambda: "cluster-1")
+    assert info.value.required == "2.16" and "set_async_cluster_id_resolver" in str(info.value)
+
+
+@pytest.mark.asyncio
 @pytest.mark.parametrize("impl", ["confluent", "serdes"])
+@needs("2.16", "the associated subject name strategy's cluster id resolver")
 async def test_async_cluster_id_resolver_reaches_the_associated_strategy(impl: str) -> None:
     # the default subject name strategy (ASSOCIATED) asks for the cluster id on its first lookup
     client = aclient()

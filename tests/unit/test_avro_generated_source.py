@@ -17,6 +17,7 @@ from serdes.avro import _exec
 from serdes._native import forced_pure
 from serdes.avro._codegen import compile_decoder
 from serdes.avro._codegen import compile_encoder
+from tests.support.confluent_releases import at_least
 
 USER = {"type": "record", "name": "User", "namespace": "t", "fields": [
     {"name": "name", "type": "string"},
@@ -68,7 +69,12 @@ def test_encoder_source_is_the_code_the_encoder_runs() -> None:
 
 
 def test_encoder_without_generated_code_is_none() -> None:
-    assert generated_source('"bytes"', kind="encoder") is None
+    # a raw "bytes" schema (confluent-kafka 2.13+) is written as the value itself: no code; on 2.12
+    # it is Avro bytes, an encoder like any other schema's
+    if at_least("2.13"):
+        assert generated_source('"bytes"', kind="encoder") is None
+    else:
+        assert "def encode(" in str(generated_source('"bytes"', kind="encoder"))
 
 
 def test_bad_arguments() -> None:

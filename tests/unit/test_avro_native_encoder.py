@@ -34,6 +34,7 @@ from serdes.avro._native_encoder import compile_native_encoder, is_native_encode
 
 from tests.support.avro_samples import COMPLEX, STANDARD, records
 from tests.support.avro_strategies import _named_table, schema_and_record, schemas, values
+from tests.support.confluent_releases import at_least
 from tests.support.implementations import Implementation, require_native
 
 _SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
@@ -95,7 +96,9 @@ def test_supported_schemas_build_the_native_encoder(schema: Any) -> None:
 @pytest.mark.parametrize("schema", [LOGICAL_UNION, "bytes", {"type": "bytes"}], ids=["logical-union", "bytes", "bytes-dict"])
 def test_unsupported_schemas_build_the_pure_encoder(schema: Any) -> None:
     enc = compile_native_encoder(schema, _PREFIX)
-    assert not is_native_encoder(enc)
+    # a "bytes" schema is the raw value on confluent-kafka 2.13+ (no encoder to run); on 2.12 it is
+    # Avro bytes, which the native encoder writes
+    assert bool(is_native_encoder(enc)) == (schema is not LOGICAL_UNION and not at_least("2.13"))
     value = {"u": "x"} if schema is LOGICAL_UNION else b"raw"
     assert enc(value, None) == compile_encoder(schema, _PREFIX)(value, None)
 

@@ -20,8 +20,11 @@ from confluent_kafka.schema_registry import json_schema as confluent_json
 from confluent_kafka.schema_registry import protobuf as confluent_protobuf
 
 import serdes
+import serdes.avro
+import serdes.json
+import serdes.protobuf
 from serdes import _confluent
-from serdes._confluent import FORMAT_ATTRIBUTES, ConfluentAPIError, confluent_version
+from serdes._confluent import ATTRIBUTE_SINCE, FORMAT_ATTRIBUTES, ConfluentAPIError, ConfluentVersionError, at_least, confluent_version
 from serdes.avro import AvroDeserializer, AvroSerializer
 from serdes.demo import orders_pb2
 from serdes.json import JSONDeserializer, JSONSerializer
@@ -53,10 +56,13 @@ CLASSES = {
 
 COMMON = ("_use_latest_version", "_use_latest_with_metadata", "_subject_name_func", "_strategy_accepts_client",
           "_subject_name_conf", "_registry", "_get_reader_schema")
-CASES = [
+ALL_CASES = [
     (kind, attr) for kind in CLASSES
     for attr in COMMON + FORMAT_ATTRIBUTES[kind] + (("_validation_rules_execution",) if kind.endswith(".serializer") else ())
 ]
+# the attributes the installed release sets; the others (ATTRIBUTE_SINCE) read as their stand-in
+CASES = [(k, a) for k, a in ALL_CASES if a not in ATTRIBUTE_SINCE or at_least(ATTRIBUTE_SINCE[a][0])]
+OLDER = [(k, a) for k, a in ALL_CASES if (k, a) not in CASES]
 
 
 def _drop_after_init(monkeypatch, confluent_cls, attr):
@@ -90,6 +96,72 @@ def test_missing_attribute_fails_at_construction(monkeypatch, kind, attr):
     assert isinstance(err, serdes.SerdesError)
 
 
+@pytest.mark.skipif(not OLDER, reason=f"confluent-kafka {confluent_version()} sets every attribute serdes reads; "
+                    "the oldest leg of scripts/test-matrix.sh (2.12) runs this")
+@pytest.mark.parametrize("kind,attr", OLDER or [("-", "-")], ids=[f"{k}-{a}" for k, a in OLDER] or ["none"])
+def test_attribute_of_a_newer_release_reads_as_its_stand_in(kind, attr):
+    # what confluent-kafka does before the release that added it (no option, no lock): the
+    # construction succeeds and serdes reads the documented stand-in
+    _, construct = CLASSES[kind]
+    serde = construct(_client())
+    assert not hasattr(serde, attr) or attr == "_validators_lock"
+    since, stand_in = ATTRIBUTE_SINCE[attr]
+    assert not at_least(since)
+    assert _confluent.require_since(serde, attr) == stand_in
+    conf = serde._conf
+    field = {"_strategy_accepts_client": "strategy_accepts_client", "_subject_name_conf": "subject_name_conf",
+             "_validation_rules_execution": "validation_rules_execution"}.get(attr)
+    if field is not None:
+        assert getattr(conf, field) == stand_in
+    if attr == "_validators_lock":  # 2.12 has none: the serde got one of serdes' at construction
+        validators, lock = _confluent.json_validators(serde)
+        with lock:
+            assert validators is not None
+
+
+#: every serdes class that builds on a newer confluent-kafka than the range's oldest, constructed
+NEWER_FEATURES = [
+    ("serdes.avro.AvroSerializerBuilder", "2.16", serdes.avro.AvroSerializerBuilder, ()),
+    ("serdes.avro.AvroDeserializerBuilder", "2.16", serdes.avro.AvroDeserializerBuilder, ()),
+    ("serdes.avro.AsyncAvroSerializerBuilder", "2.16", serdes.avro.AsyncAvroSerializerBuilder, ()),
+    ("serdes.avro.AsyncAvroDeserializerBuilder", "2.16", serdes.avro.AsyncAvroDeserializerBuilder, ()),
+    ("serdes.json.JSONSerializerBuilder", "2.16", serdes.json.JSONSerializerBuilder, ()),
+    ("serdes.json.JSONDeserializerBuilder", "2.16", serdes.json.JSONDeserializerBuilder, ()),
+    ("serdes.json.AsyncJSONSerializerBuilder", "2.16", serdes.json.AsyncJSONSerializerBuilder, ()),
+    ("serdes.json.AsyncJSONDeserializerBuilder", "2.16", serdes.json.AsyncJSONDeserializerBuilder, ()),
+    ("serdes.protobuf.ProtobufSerializerBuilder", "2.16", serdes.protobuf.ProtobufSerializerBuilder, ()),
+    ("serdes.protobuf.ProtobufDeserializerBuilder", "2.16", serdes.protobuf.ProtobufDeserializerBuilder, ()),
+    ("serdes.protobuf.AsyncProtobufSerializerBuilder", "2.16", serdes.protobuf.AsyncProtobufSerializerBuilder, ()),
+    ("serdes.protobuf.AsyncProtobufDeserializerBuilder", "2.16", serdes.protobuf.AsyncProtobufDeserializerBuilder, ()),
+    ("serdes.AsyncDeserializingConsumer", "2.16", serdes.AsyncDeserializingConsumer,
+     ({"bootstrap.servers": "localhost:1", "group.id": "g"},)),
+]
+
+
+@pytest.mark.parametrize("feature,release,cls,args", NEWER_FEATURES, ids=[f[0] for f in NEWER_FEATURES])
+def test_a_feature_of_a_newer_release_fails_at_construction(feature, release, cls, args):
+    stand_ins = [c for c in cls.__mro__ if c.__module__ == "serdes._confluent"]
+    if at_least(release):
+        # the base is confluent-kafka's own class (the builders' and the consumer's tests run them)
+        assert stand_ins == []
+        return
+    assert len(stand_ins) == 1
+    with pytest.raises(ConfluentVersionError) as info:
+        cls(*args)
+    err = info.value
+    assert (err.feature, err.required, err.version) == (feature, release, confluent_version())
+    assert str(err) == (f"{feature} needs confluent-kafka {release} or newer; {confluent_version()} is installed "
+                        f"(pip install 'confluent-kafka>={release}')")
+    assert isinstance(err, ConfluentAPIError) and isinstance(err, serdes.SerdesError)
+    assert not isinstance(err, serdes.RecordError)  # an installation problem, not a bad record
+
+
+def test_version_error_pickles_with_its_attributes():
+    err = ConfluentVersionError("serdes.avro.AvroSerializerBuilder", "2.16", "2.12.0")
+    back = pickle.loads(pickle.dumps(err))
+    assert (back.feature, back.required, back.version, str(back)) == (err.feature, err.required, err.version, str(err))
+
+
 @pytest.mark.parametrize("kind", list(CLASSES))
 def test_snapshot_follows_the_conf(kind):
     _, construct = CLASSES[kind]
@@ -114,9 +186,25 @@ def test_error_pickles_with_its_attributes():
 
 def test_private_modules_resolve():
     assert _confluent.httpx_module().TransportError is not None
-    assert callable(_confluent.json_dumps()) and callable(_confluent.json_loads())
-    with pytest.raises(ValueError):
-        _confluent.guard_external_uri("http://127.0.0.1/schema.json")  # a private address is refused
+    assert callable(_confluent.json_loads())
+    if at_least("2.15"):
+        assert callable(_confluent.json_dumps())
+    if at_least("2.16"):
+        with pytest.raises(ValueError):
+            _confluent.guard_external_uri("http://127.0.0.1/schema.json")  # a private address is refused
+
+
+def test_json_encoder_tells_confluent_kafkas_default_from_a_users():
+    # None: confluent-kafka's own default codec (serdes writes the same compact JSON faster); on
+    # 2.12-2.14 that default is a lambda made per instance, on 2.15+ common.json_schema._json_dumps
+    client = _client()
+    assert _confluent.json_encoder(JSONSerializer(JSON, client)) is None
+
+    def mine(value):
+        return json.dumps(value)
+
+    assert _confluent.json_encoder(JSONSerializer(JSON, client, json_encode=mine)) is mine
+    assert _confluent.json_encoder(JSONSerializer(JSON, client, json_encode=lambda v: json.dumps(v))) is not None
 
 
 # -- the seam holds: no module but serdes/_confluent.py names a confluent-kafka private attribute --
@@ -320,7 +408,7 @@ def test_confluent_private_names_are_found():
     # the seam test below would pass vacuously)
     members, module_level = confluent_private_names()
     assert {"_registry", "_parsed_schema", "_get_parsed_schema", "_ref_registry", "_msg_class"} <= members
-    assert {"_schema_loads", "_json_loads"} <= module_level
+    assert {"_schema_loads"} | ({"_json_loads"} if at_least("2.15") else set()) <= module_level
 
 
 def test_only_the_seam_names_confluent_private_attributes():

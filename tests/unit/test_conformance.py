@@ -26,6 +26,7 @@ from confluent_kafka.schema_registry import json_schema as c_json
 from confluent_kafka.schema_registry import protobuf as c_protobuf
 from confluent_kafka.serialization import MessageField, SerializationContext
 from serdes_test import common_pb2, order_pb2
+from tests.support.confluent_releases import TOPIC_STRATEGY, needs
 
 import serdes.avro as s_avro
 import serdes.json as s_json
@@ -45,6 +46,9 @@ JSON = ('{"type":"object","title":"User","properties":{"name":{"type":"string"},
         '"required":["name"]}')
 
 VALUE = SerializationContext("users", MessageField.VALUE)
+
+#: subject.name.strategy.type / subject.name.strategy.conf are confluent-kafka 2.14's
+_STRATEGY_CONF = needs("2.14", "subject.name.strategy.type / .conf")
 
 
 def _ctx(headers: Any = None) -> SerializationContext:
@@ -123,7 +127,7 @@ async def test_avro_to_dict_from_dict(mode: str) -> None:
 @pytest.mark.parametrize("mode", MODES)
 async def test_avro_return_record_name(mode: str) -> None:
     async def scenario(env: Env) -> Any:
-        ser = await env.make("avro", "AvroSerializer", env.client, AVRO_UNION, None, {"subject.name.strategy.type": "TOPIC"})
+        ser = await env.make("avro", "AvroSerializer", env.client, AVRO_UNION, None, TOPIC_STRATEGY)
         de = await env.make("avro", "AvroDeserializer", env.client, None, None, True)
         return [await call(de, await call(ser, ("B", {"b": "x"}), VALUE), VALUE) for _ in range(2)]
 
@@ -143,9 +147,9 @@ async def test_avro_use_latest(mode: str, conf: Dict[str, Any]) -> None:
         v2 = Schema(AVRO_V2, "AVRO", metadata=Metadata(None, meta["properties"], None) if meta else None)
         await env.reg("register_schema", "users-value", v2)
         ser = await env.make("avro", "AvroSerializer", env.client, AVRO_V2, None,
-                             dict(conf, **{"auto.register.schemas": False, "subject.name.strategy.type": "TOPIC"}))
+                             dict(conf, **{"auto.register.schemas": False, **TOPIC_STRATEGY}))
         de = await env.make("avro", "AvroDeserializer", env.client, None, None, False,
-                            dict(conf, **{"subject.name.strategy.type": "TOPIC"}))
+                            dict(conf, **TOPIC_STRATEGY))
         data = [await call(ser, {"name": "n", "age": i, "email": "e"}, VALUE) for i in range(2)]
         return data, [await call(de, d, VALUE) for d in data]
 
@@ -154,7 +158,7 @@ async def test_avro_use_latest(mode: str, conf: Dict[str, Any]) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("how", ["callable", "type", "conf"])
+@pytest.mark.parametrize("how", ["callable", pytest.param("type", marks=_STRATEGY_CONF), pytest.param("conf", marks=_STRATEGY_CONF)])
 async def test_avro_subject_name_strategy(mode: str, how: str) -> None:
     conf = {"callable": {"subject.name.strategy": topic_record_subject_name_strategy},
             "type": {"subject.name.strategy.type": "RECORD"},
@@ -329,9 +333,9 @@ async def test_json_to_dict_from_dict_use_latest(mode: str) -> None:
         await env.reg("register_schema", "users-value", Schema(JSON, "JSON"))
         ser = await env.make("json", "JSONSerializer", JSON, env.client, lambda o, ctx: {"name": o},
                              {"use.latest.version": True, "auto.register.schemas": False,
-                              "subject.name.strategy.type": "TOPIC"})
+                              **TOPIC_STRATEGY})
         de = await env.make("json", "JSONDeserializer", None, lambda d, ctx: d["name"], env.client,
-                            {"use.latest.version": True, "subject.name.strategy.type": "TOPIC"})
+                            {"use.latest.version": True, **TOPIC_STRATEGY})
         return [await call(de, await call(ser, f"n{i}", VALUE), VALUE) for i in range(2)]
 
     assert await same(scenario, mode) == ["n0", "n1"]
@@ -339,16 +343,17 @@ async def test_json_to_dict_from_dict_use_latest(mode: str) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("conf", [{"use.latest.version": True}, {"subject.name.strategy.type": "RECORD"},
+@pytest.mark.parametrize("conf", [{"use.latest.version": True},
+                                  pytest.param({"subject.name.strategy.type": "RECORD"}, marks=_STRATEGY_CONF),
                                   {"schema.id.serializer": header_schema_id_serializer}])
 async def test_protobuf_conf_forms(mode: str, conf: Dict[str, Any]) -> None:
     async def scenario(env: Env) -> Any:
         if "use.latest.version" in conf:
             primer = await env.make("protobuf", "ProtobufSerializer", order_pb2.Order, env.client,
-                                    {"use.deprecated.format": False, "subject.name.strategy.type": "TOPIC"})
+                                    {"use.deprecated.format": False, **TOPIC_STRATEGY})
             await call(primer, order_pb2.Order(id=99), VALUE)
-            ser_conf = dict(conf, **{"auto.register.schemas": False, "subject.name.strategy.type": "TOPIC"})
-            de_conf = dict(conf, **{"subject.name.strategy.type": "TOPIC"})
+            ser_conf = dict(conf, **{"auto.register.schemas": False, **TOPIC_STRATEGY})
+            de_conf = dict(conf, **TOPIC_STRATEGY)
         elif "schema.id.serializer" in conf:
             ser_conf, de_conf = dict(conf), {}
         else:
@@ -373,7 +378,8 @@ async def test_protobuf_conf_forms(mode: str, conf: Dict[str, Any]) -> None:
 
 @pytest.mark.asyncio
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("conf", [{"normalize.schemas": True}, {"subject.name.strategy.type": "RECORD"},
+@pytest.mark.parametrize("conf", [{"normalize.schemas": True},
+                                  pytest.param({"subject.name.strategy.type": "RECORD"}, marks=_STRATEGY_CONF),
                                   {"use.schema.id": 1, "auto.register.schemas": False}])
 async def test_json_conf_forms(mode: str, conf: Dict[str, Any]) -> None:
     async def scenario(env: Env) -> Any:

@@ -439,6 +439,7 @@ TREE = {
     "FlinkSubmitError": ("_UnlocatedError", "RuntimeError"),
     "FlinkJobFailed": ("_UnlocatedError", "RuntimeError"),
     "ConfluentAPIError": ("_UnlocatedError", "TypeError"),
+    "ConfluentVersionError": ("ConfluentAPIError",),
     "PyFlinkAPIError": ("_UnlocatedError", "TypeError"),
 }
 

@@ -61,6 +61,7 @@ ARGS: Dict[str, Tuple[Tuple[Any, ...], Dict[str, Any]]] = {
     "FlinkJobFailed": (("job j FAILED",), {"job_id": "j", "state": "FAILED", "exception_text": "boom"}),
     "RemoteRefRefused": (("http://example.invalid/s.json", False), {}),
     "ConfluentAPIError": (("_use_schema_id", "AvroSerializer", "2.16.1"), {}),
+    "ConfluentVersionError": (("serdes.avro.AvroSerializerBuilder", "2.16", "2.12.0"), {}),
     "PyFlinkAPIError": (("_j_builder", "KafkaSourceBuilder", "2.2.1"), {}),
     "MissingPropertyError": ((["zip", "street"],), {}),
 }

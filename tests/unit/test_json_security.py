@@ -24,13 +24,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import serdes
-from serdes import SchemaMismatchError, ValidationError
+from serdes import ConfluentVersionError, SchemaMismatchError, ValidationError
 from serdes.json import JSONDeserializer, JSONSerializer, compile_validator
 from serdes.json._depth import exceeds_depth, schema_needs_depth_check
 from serdes._serde import EncodeStep
 from serdes.json._pyfallback import is_multiple_of
 from serdes._limits import Limits
 
+from tests.support.confluent_releases import at_least, confluent_version, needs
 from tests.support.isolated import CHILD_PRELUDE, run_bounded
 from tests.support.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA
 
@@ -92,7 +93,8 @@ def _ref_schemas(url: str):
     ]
 
 
-@pytest.mark.parametrize("conf", [None, {"serdes.allow.remote.refs": True}], ids=["default", "opted-in"])
+@pytest.mark.parametrize("conf", [None, pytest.param({"serdes.allow.remote.refs": True}, marks=needs("2.16", "serdes.allow.remote.refs"))],
+                         ids=["default", "opted-in"])
 def test_http_refs_make_no_request(loopback, conf):
     registry = new_registry()
     for i, schema in enumerate(_ref_schemas(loopback)):
@@ -107,6 +109,20 @@ def test_http_refs_make_no_request(loopback, conf):
     assert _Recorder.requests == []
 
 
+@pytest.mark.skipif(at_least("2.16"), reason="the refusal of releases before 2.16; the oldest leg of scripts/test-matrix.sh runs it")
+def test_remote_refs_opt_in_needs_confluent_kafka_2_16():
+    # the opt-in fetches through confluent-kafka's public-address guard (2.16): on an older release
+    # the serde is not built, rather than failing at the first remote $ref
+    conf = {"serdes.allow.remote.refs": True}
+    registry = new_registry()
+    for make in (lambda: JSONSerializer('{"type": "object"}', registry, conf=conf),
+                 lambda: JSONDeserializer(None, schema_registry_client=registry, conf=conf)):
+        with pytest.raises(ConfluentVersionError) as info:
+            make()
+        assert (info.value.feature, info.value.required) == ("serdes.allow.remote.refs", "2.16")
+        assert confluent_version() in str(info.value)
+
+
 def test_default_refusal_names_the_target_and_the_opt_in(loopback):
     with pytest.raises(SchemaMismatchError, match=r"serdes\.allow\.remote\.refs") as info:
         compile_validator({"$ref": f"{loopback}/x.json"})
@@ -119,6 +135,8 @@ def test_file_refs_are_never_opened(tmp_path):
     # it would hang the child (and the test fail on its timeout) instead of returning an error.
     fifo = tmp_path / "schema.json"
     os.mkfifo(fifo)
+    # the opt-in needs confluent-kafka 2.16 (test_remote_refs_opt_in_needs_confluent_kafka_2_16)
+    confs = [None] + ([{"serdes.allow.remote.refs": True}] if at_least("2.16") else [])
     out = run_bounded(CHILD_PRELUDE + f'''
 import json
 from serdes.json import JSONSerializer
@@ -126,7 +144,7 @@ from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 reg = SchemaRegistryClient.new_client({{"url": "mock://fifo"}})
 results = []
-for conf in (None, {{"serdes.allow.remote.refs": True}}):
+for conf in {confs!r}:
     for ref in ({str(fifo.as_uri())!r}, {str(fifo.as_uri())!r} + "#/x"):
         try:
             JSONSerializer(json.dumps({{"$ref": ref}}), reg, conf=conf)("x", SerializationContext("t", MessageField.VALUE))
@@ -136,7 +154,7 @@ for conf in (None, {{"serdes.allow.remote.refs": True}}):
 print(json.dumps({{"error": None, "results": results}}))
 ''', timeout=120)
     assert out["returncode"] == 0
-    assert len(out["results"]) == 4
+    assert len(out["results"]) == 2 * len(confs)
     assert all(r.startswith("RemoteRefRefused") and "file://" in r for r in out["results"]), out["results"]
 
 

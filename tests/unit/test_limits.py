@@ -2,6 +2,8 @@
 
 import pytest
 
+from serdes import ConfluentVersionError
+from serdes._confluent import at_least
 from serdes._limits import DEFAULT_LIMITS, Limits, split_limits_conf
 
 
@@ -63,8 +65,16 @@ def test_json_and_protobuf_serdes_take_serdes_keys():
 
     client = SchemaRegistryClient.new_client({"url": f"mock://limits-{uuid.uuid4().hex}"})
     conf = {"serdes.max.depth": 7, "serdes.allow.remote.refs": "true"}
-    assert JSONSerializer('{"type": "object"}', client, None, dict(conf))._limits.max_depth == 7
-    assert JSONDeserializer('{"type": "object"}', conf=dict(conf))._limits.allow_remote_refs is True
+    if at_least("2.16"):
+        assert JSONSerializer('{"type": "object"}', client, None, dict(conf))._limits.max_depth == 7
+        assert JSONDeserializer('{"type": "object"}', conf=dict(conf))._limits.allow_remote_refs is True
+    else:  # the opt-in fetches through confluent-kafka 2.16's public-address guard: refused at construction
+        for make in (lambda: JSONSerializer('{"type": "object"}', client, None, dict(conf)),
+                     lambda: JSONDeserializer('{"type": "object"}', conf=dict(conf))):
+            with pytest.raises(ConfluentVersionError, match=r"serdes\.allow\.remote\.refs needs confluent-kafka 2\.16") as info:
+                make()
+            assert info.value.required == "2.16"
+        assert JSONSerializer('{"type": "object"}', client, None, {"serdes.max.depth": 7})._limits.max_depth == 7
     assert ProtobufSerializer(timestamp_pb2.Timestamp, client, dict(conf))._limits.max_depth == 7
     assert ProtobufDeserializer(None, dict(conf), client)._limits.max_depth == 7
     with pytest.raises(ValueError, match="serdes.max.dept"):

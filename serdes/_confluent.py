@@ -148,6 +148,18 @@ def newer_class(module: str, name: str, release: str, feature: str) -> type:
     return type(name, (), {"__init__": __init__, "__doc__": doc, "__module__": __name__})
 
 
+
+def builder_bases(module: str, kind: str, package: str) -> Tuple[type, type, type, type]:
+    """confluent-kafka's four builder classes of one format (``<kind>SerializerBuilder``,
+    ``<kind>DeserializerBuilder`` and their ``Async`` forms in ``module``), each through
+    :func:`newer_class`: on a release before the builders, stand-ins naming serdes' class in
+    ``package`` and the release that added them."""
+    names = (f"{kind}SerializerBuilder", f"{kind}DeserializerBuilder",
+             f"Async{kind}SerializerBuilder", f"Async{kind}DeserializerBuilder")
+    a, b, c, d = (newer_class(module, n, FEATURE_SINCE["builders"], f"{package}.{n}") for n in names)
+    return a, b, c, d
+
+
 _SENTINEL = object()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._builders import CLIENT, AsyncSerdeBuilder, Construction, SerdeBuilder
-from .._confluent import FEATURE_SINCE, newer_class
+from .._confluent import builder_bases
 from ._async import AsyncAvroDeserializer, AsyncAvroSerializer
 from ._deserializer import AvroDeserializer
 from ._serializer import AvroSerializer
@@ -20,10 +20,9 @@ if TYPE_CHECKING:
 else:
     # confluent-kafka 2.16 added the builders: on an older release serdes' builder classes still
     # import, and constructing one raises serdes.ConfluentVersionError naming 2.16
-    _ConfluentAvroSerializerBuilder = newer_class("confluent_kafka.schema_registry.avro", "AvroSerializerBuilder", FEATURE_SINCE["builders"], "serdes.avro.AvroSerializerBuilder")
-    _ConfluentAvroDeserializerBuilder = newer_class("confluent_kafka.schema_registry.avro", "AvroDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.avro.AvroDeserializerBuilder")
-    _ConfluentAsyncAvroSerializerBuilder = newer_class("confluent_kafka.schema_registry.avro", "AsyncAvroSerializerBuilder", FEATURE_SINCE["builders"], "serdes.avro.AsyncAvroSerializerBuilder")
-    _ConfluentAsyncAvroDeserializerBuilder = newer_class("confluent_kafka.schema_registry.avro", "AsyncAvroDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.avro.AsyncAvroDeserializerBuilder")
+    (_ConfluentAvroSerializerBuilder, _ConfluentAvroDeserializerBuilder,
+     _ConfluentAsyncAvroSerializerBuilder, _ConfluentAsyncAvroDeserializerBuilder) = builder_bases(
+        "confluent_kafka.schema_registry.avro", "Avro", "serdes.avro")
 
 
 __all__ = ["AvroSerializerBuilder", "AvroDeserializerBuilder", "AsyncAvroSerializerBuilder", "AsyncAvroDeserializerBuilder"]

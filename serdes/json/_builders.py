@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._builders import CLIENT, AsyncSerdeBuilder, Construction, SerdeBuilder
-from .._confluent import FEATURE_SINCE, newer_class
+from .._confluent import builder_bases
 from ._async import AsyncJSONDeserializer, AsyncJSONSerializer
 from ._deserializer import JSONDeserializer
 from ._serializer import JSONSerializer
@@ -20,10 +20,9 @@ if TYPE_CHECKING:
 else:
     # confluent-kafka 2.16 added the builders: on an older release serdes' builder classes still
     # import, and constructing one raises serdes.ConfluentVersionError naming 2.16
-    _ConfluentJSONSerializerBuilder = newer_class("confluent_kafka.schema_registry.json_schema", "JSONSerializerBuilder", FEATURE_SINCE["builders"], "serdes.json.JSONSerializerBuilder")
-    _ConfluentJSONDeserializerBuilder = newer_class("confluent_kafka.schema_registry.json_schema", "JSONDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.json.JSONDeserializerBuilder")
-    _ConfluentAsyncJSONSerializerBuilder = newer_class("confluent_kafka.schema_registry.json_schema", "AsyncJSONSerializerBuilder", FEATURE_SINCE["builders"], "serdes.json.AsyncJSONSerializerBuilder")
-    _ConfluentAsyncJSONDeserializerBuilder = newer_class("confluent_kafka.schema_registry.json_schema", "AsyncJSONDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.json.AsyncJSONDeserializerBuilder")
+    (_ConfluentJSONSerializerBuilder, _ConfluentJSONDeserializerBuilder,
+     _ConfluentAsyncJSONSerializerBuilder, _ConfluentAsyncJSONDeserializerBuilder) = builder_bases(
+        "confluent_kafka.schema_registry.json_schema", "JSON", "serdes.json")
 
 
 __all__ = ["JSONSerializerBuilder", "JSONDeserializerBuilder", "AsyncJSONSerializerBuilder", "AsyncJSONDeserializerBuilder"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .._builders import CLIENT, AsyncSerdeBuilder, Construction, SerdeBuilder
-from .._confluent import FEATURE_SINCE, newer_class
+from .._confluent import builder_bases
 from ._async import AsyncProtobufDeserializer, AsyncProtobufSerializer
 from ._deserializer import ProtobufDeserializer
 from ._serializer import ProtobufSerializer
@@ -20,10 +20,9 @@ if TYPE_CHECKING:
 else:
     # confluent-kafka 2.16 added the builders: on an older release serdes' builder classes still
     # import, and constructing one raises serdes.ConfluentVersionError naming 2.16
-    _ConfluentProtobufSerializerBuilder = newer_class("confluent_kafka.schema_registry.protobuf", "ProtobufSerializerBuilder", FEATURE_SINCE["builders"], "serdes.protobuf.ProtobufSerializerBuilder")
-    _ConfluentProtobufDeserializerBuilder = newer_class("confluent_kafka.schema_registry.protobuf", "ProtobufDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.protobuf.ProtobufDeserializerBuilder")
-    _ConfluentAsyncProtobufSerializerBuilder = newer_class("confluent_kafka.schema_registry.protobuf", "AsyncProtobufSerializerBuilder", FEATURE_SINCE["builders"], "serdes.protobuf.AsyncProtobufSerializerBuilder")
-    _ConfluentAsyncProtobufDeserializerBuilder = newer_class("confluent_kafka.schema_registry.protobuf", "AsyncProtobufDeserializerBuilder", FEATURE_SINCE["builders"], "serdes.protobuf.AsyncProtobufDeserializerBuilder")
+    (_ConfluentProtobufSerializerBuilder, _ConfluentProtobufDeserializerBuilder,
+     _ConfluentAsyncProtobufSerializerBuilder, _ConfluentAsyncProtobufDeserializerBuilder) = builder_bases(
+        "confluent_kafka.schema_registry.protobuf", "Protobuf", "serdes.protobuf")
 
 
 __all__ = [

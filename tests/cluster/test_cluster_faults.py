@@ -23,6 +23,7 @@ from serdes.flink import find_record_error
 from serdes.testing import LocalRegistry
 
 from tests.support.cluster_totals import Orders, read_totals, submit_totals, wait_for_committed
+from tests.support.registry_client import registry_client
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -67,7 +68,6 @@ def test_taskmanager_killed_mid_job(flink_cluster, cluster_jars, kafka_bootstrap
 
 
 def test_registry_restarted_mid_job(flink_cluster, cluster_jars, kafka_bootstrap, topics, tmp_path):
-    from confluent_kafka.schema_registry import SchemaRegistryClient
 
     from serdes.avro import AvroSerializer
     from serdes.demo.__main__ import ORDER_AVRO
@@ -82,7 +82,7 @@ def test_registry_restarted_mid_job(flink_cluster, cluster_jars, kafka_bootstrap
         # the job has not seen yet, registered now, produced while the registry is down
         v2 = json.loads(ORDER_AVRO)
         v2["fields"].append({"name": "note", "type": ["null", "string"], "default": None})
-        v2_ser = AvroSerializer(SchemaRegistryClient({"url": registry.url}), json.dumps(v2))
+        v2_ser = AvroSerializer(registry_client(registry.url), json.dumps(v2))
         conf = {"url": registry.url, "max.retries": 1, "retries.wait.ms": 200, "timeout": 5}
         job = submit_totals(flink_cluster, cluster_jars, kafka_bootstrap, conf, in_topic, out_topic,
                             f"reg-{uuid.uuid4().hex[:6]}", parallelism=4, restart_attempts=200)

@@ -16,12 +16,12 @@ import uuid
 
 import cloudpickle
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from serdes import flink as sf
 
 from tests.support import debezium_samples as ds
+from tests.support.registry_client import registry_client
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.flink, pytest.mark.integration, pytest.mark.timeout(40
 
 
 def _serializers(fmt, registry_url):
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     if fmt == "avro":
         from serdes.avro import AvroSerializer
 
@@ -273,7 +273,7 @@ def test_schema_evolution_added_nullable_column(kafka_bootstrap, registry_url, n
     from serdes.avro import AvroSerializer
 
     topic = new_topic(f"{ds.NS}-evo")
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     v1 = AvroSerializer(client, ds.avro_envelope())
     v2 = AvroSerializer(client, ds.avro_envelope(with_email=True))
     ctx = SerializationContext(topic, MessageField.VALUE)

@@ -25,13 +25,13 @@ import sys
 
 import cloudpickle
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyflink.datastream import KeyedProcessFunction
 
 from serdes import flink as sf
 
 from tests.support import debezium_samples as ds
+from tests.support.registry_client import registry_client
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -55,7 +55,7 @@ def produce_json(produce, topic, registry_url, events, keys=None):
     some of them; the deserializer must face them): the frame of a registered envelope + the JSON."""
     from serdes.json import JSONSerializer
 
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ctx = SerializationContext(topic, MessageField.VALUE)
     prefix = JSONSerializer(ENVELOPE, client)(_event("c", None, {"id": 0, "name": "x"}), ctx)[:5]
     key_ser = JSONSerializer(KEY, client)
@@ -154,7 +154,7 @@ def _produce_counters(produce, topic, registry_url, values):
     from serdes.protobuf import ProtobufSerializer
     from serdes_test.dbz_counters_pb2 import Envelope, Value
 
-    ser = ProtobufSerializer(Envelope, SchemaRegistryClient({"url": registry_url}))
+    ser = ProtobufSerializer(Envelope, registry_client(registry_url))
     ctx = SerializationContext(topic, MessageField.VALUE)
     produce(topic, [(b"%d" % v["id"], ser(Envelope(op="c", after=Value(**v), ts_ms=1), ctx)) for v in values])
 
@@ -196,7 +196,7 @@ def test_null_value_schema_id_header_plain_and_flink(kafka_bootstrap, registry_u
     from serdes.avro import AvroDeserializer, AvroSerializer
 
     topic = new_topic("null-schema-id-header")
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ser = AvroSerializer(client, ORDER)
     ctx = SerializationContext(topic, MessageField.VALUE)
     orders = [{"id": i, "item": f"item-{i}"} for i in range(3)]
@@ -241,7 +241,7 @@ def test_null_value_schema_id_header_protobuf_keyed_by_field(kafka_bootstrap, re
     from serdes.protobuf import ProtobufSerializer
 
     topic = new_topic("null-schema-id-header-pb")
-    ser = ProtobufSerializer(Order, SchemaRegistryClient({"url": registry_url}))
+    ser = ProtobufSerializer(Order, registry_client(registry_url))
     ctx = SerializationContext(topic, MessageField.VALUE)
     orders = [Order(order_id=f"o{i}", customer=f"c{i % 2}", amount_cents=i) for i in range(4)]
     produce(topic, [(None, ser(o, ctx), [("__value_schema_id", None)]) for o in orders])

@@ -11,7 +11,6 @@ import json
 import struct
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from serdes import flink as sf
@@ -19,6 +18,7 @@ from serdes import flink as sf
 import sys  # noqa: E402
 
 import cloudpickle  # noqa: E402
+from tests.support.registry_client import registry_client
 
 # The job's functions live in this test module, which the Flink workers cannot import
 # (thread mode runs in the JVM's embedded interpreter): ship them by value.
@@ -164,7 +164,7 @@ def run_dict_job(fmt, bootstrap, registry, t_in, t_out, in_schema, out_schema, *
 
 @pytest.mark.parametrize("fmt", ["avro", "json"])
 def test_dict_formats_end_to_end(fmt, kafka_bootstrap, registry_url, new_topic, produce, consume):
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     in_schema, out_schema = (ORDER_AVRO, TOTAL_AVRO) if fmt == "avro" else (ORDER_JSON, TOTAL_JSON)
     t_in, t_out = new_topic(f"{fmt}-in"), new_topic(f"{fmt}-out")
     ser = _ser(fmt, client, in_schema)
@@ -204,7 +204,7 @@ def test_protobuf_end_to_end(kafka_bootstrap, registry_url, new_topic, produce, 
 
     from serdes.demo.orders_pb2 import CustomerTotal, Order
 
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     t_in, t_out = new_topic("pb-in"), new_topic("pb-out")
     ser = ProtobufSerializer(Order, client, {"use.deprecated.format": False})
     inputs = orders()
@@ -246,7 +246,7 @@ def test_header_framed_input(kafka_bootstrap, registry_url, new_topic, produce, 
     from fastavro import parse_schema, schemaless_writer
     import io
 
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     t_in, t_out = new_topic("hdr-in"), new_topic("hdr-out")
     schema_id = client.register_schema(f"{t_in}-value", Schema(ORDER_AVRO, "AVRO"))
     parsed = parse_schema(json.loads(ORDER_AVRO))
@@ -268,7 +268,7 @@ def test_header_framed_input(kafka_bootstrap, registry_url, new_topic, produce, 
 
 
 def _poison_input(registry_url, t_in, produce, bad_at=(5, 17)):
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     ser = _ser("avro", client, ORDER_AVRO)
     inputs = orders(30)
     records = []
@@ -304,7 +304,7 @@ def test_poison_pill_dead_letter(kafka_bootstrap, registry_url, new_topic, produ
     sf.write_dead_letters(decoded, kafka_bootstrap, t_dlq)
     sf.execute(env, "poison-dead-letter")
 
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     de = _de("avro", client)
     check_outputs(consume(t_out, len(good)), lambda b: de(b, SerializationContext(t_out, MessageField.VALUE)), good)
     dead = consume(t_dlq, 2)
@@ -322,7 +322,7 @@ def test_poison_pill_dead_letter(kafka_bootstrap, registry_url, new_topic, produ
 
 def test_read_kafka_convert_to_rows(kafka_bootstrap, registry_url, new_topic, produce):
     """``convert=avro_row_converter`` + ``output_type=avro_row_type_info``: Rows in one operator."""
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     t_in = new_topic("rows-in")
     ser = _ser("avro", client, ORDER_AVRO)
     inputs = orders(20)

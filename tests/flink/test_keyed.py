@@ -12,7 +12,6 @@ import sys
 
 import cloudpickle
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyflink.common import Types
 from pyflink.datastream import KeyedProcessFunction
@@ -21,6 +20,7 @@ from pyflink.datastream.state import ValueStateDescriptor
 from serdes import flink as sf
 
 from tests.support.flink_sources import from_sequence
+from tests.support.registry_client import registry_client
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -67,7 +67,7 @@ def by_customer(o):
 def produce_orders(registry_url, topic, produce, inputs, keyed=True, bad_at=()):
     from confluent_kafka.schema_registry.avro import AvroSerializer
 
-    ser = AvroSerializer(SchemaRegistryClient({"url": registry_url}), ORDER_AVRO)
+    ser = AvroSerializer(registry_client(registry_url), ORDER_AVRO)
     records = []
     for i, o in enumerate(inputs):
         if i in bad_at:
@@ -82,7 +82,7 @@ def produce_orders(registry_url, topic, produce, inputs, keyed=True, bad_at=()):
 def read_totals(registry_url, topic, consume, expected):
     from confluent_kafka.schema_registry.avro import AvroDeserializer
 
-    de = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
+    de = AvroDeserializer(registry_client(registry_url))
     msgs = consume(topic, expected)
     assert len(msgs) == expected
     out = []

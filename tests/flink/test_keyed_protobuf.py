@@ -12,13 +12,13 @@ import sys
 
 import cloudpickle
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from pyflink.common import Types
 
 from serdes import flink as sf
 from serdes.demo._job import ProtoTotals  # the demo's running total: Order -> CustomerTotal, protobuf state
 from serdes.demo.orders_pb2 import CustomerTotal, Order
+from tests.support.registry_client import registry_client
 
 cloudpickle.register_pickle_by_value(sys.modules[__name__])
 
@@ -37,7 +37,7 @@ def by_customer(order):
 def test_protobuf_keyed_job(shape, mode, kafka_bootstrap, registry_url, new_topic, produce, consume):
     from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
 
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     t_in, t_out = new_topic("pb-keyed-in"), new_topic("pb-keyed-out")
     ser = ProtobufSerializer(Order, client)
     inputs = [Order(order_id=f"o{i}", customer=f"c{i % CUSTOMERS}", amount_cents=100 + i) for i in range(N)]
@@ -76,7 +76,7 @@ def test_field_keyed_poison_pills_are_dead_letters(kafka_bootstrap, registry_url
     the keyed operator, which dead-letters them (``on_error``) without calling the function."""
     from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
 
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     t_in, t_out, t_dlq = new_topic("pbf-in"), new_topic("pbf-out"), new_topic("pbf-dlq")
     ser = ProtobufSerializer(Order, client)
     inputs = [Order(order_id=f"o{i}", customer=f"c{i % CUSTOMERS}", amount_cents=100 + i) for i in range(12)]

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from serdes import flink as sf
 from serdes.avro import AvroSerializer
 
 from tests.support.registry_http import FailingRegistry
+from tests.support.registry_client import registry_client
 
 pytestmark = [pytest.mark.flink, pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -29,7 +29,7 @@ N = 8
 
 def test_registry_401_fails_the_job_and_dead_letters_nothing(kafka_bootstrap, registry_url, new_topic, produce, consume):
     t_in, t_out, t_dlq = new_topic("auth-in"), new_topic("auth-out"), new_topic("auth-dlq")
-    ser = AvroSerializer(SchemaRegistryClient({"url": registry_url}), ORDER)
+    ser = AvroSerializer(registry_client(registry_url), ORDER)
     ctx = SerializationContext(t_in, MessageField.VALUE)
     produce(t_in, [(b"k", ser({"order_id": str(i), "amount_cents": i}, ctx), None) for i in range(N)])
 

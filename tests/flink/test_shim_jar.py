@@ -22,6 +22,7 @@ from serdes import flink as sf
 from serdes.flink import _env, _pyflink, _shim, _shim_build
 
 from tests.support.flink_env import client_env
+from tests.support.registry_client import registry_client
 
 REPO = Path(__file__).resolve().parents[2]
 CONNECTOR_NAME = _shim_build.connector_jar_name()
@@ -172,7 +173,6 @@ def test_wheel_runs_a_kafka_job_without_jdk_or_maven(tmp_path, kafka_bootstrap, 
         pytest.skip(f"the wheel's shim is compiled against apache-flink {_shim_build.FLINK_VERSION} (the flink "
                     f"extra's floor); on {installed} shim_jar() compiles it with javac at first use (as every "
                     f"other test here does from the checkout), so a job without a JDK cannot run")
-    from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.schema_registry.avro import AvroDeserializer, AvroSerializer
     from confluent_kafka.serialization import MessageField, SerializationContext
 
@@ -185,7 +185,7 @@ def test_wheel_runs_a_kafka_job_without_jdk_or_maven(tmp_path, kafka_bootstrap, 
     subprocess.run([str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--no-index",
                     str(wheel)], check=True, timeout=300)
 
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     t_in, t_out = new_topic("shim-in"), new_topic("shim-out")
     ser = AvroSerializer(client, AVRO_IN)
     readings = [{"sensor": f"s{i % 3}", "value": i * 7} for i in range(25)]

@@ -7,7 +7,7 @@ import json
 from typing import List
 
 import pytest
-from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference
 from confluent_kafka.schema_registry.avro import AvroDeserializer as CDeser
 from confluent_kafka.schema_registry.avro import AvroSerializer as CSer
 from confluent_kafka.schema_registry.common.schema_registry_client import ConfigCompatibilityLevel, ServerConfig
@@ -19,6 +19,7 @@ from serdes.avro import AvroDeserializer, AvroSerializer
 
 from tests.support.avro_samples import COMPLEX, records
 from tests.support.kafka_io import consume_keyed, produce_values
+from tests.support.registry_client import registry_client
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -36,10 +37,10 @@ def _recs(n: int) -> List[dict]:
 
 
 def test_produce_consume_all_equal_none_lost(kafka_bootstrap: str, registry_url: str, unique_name: str) -> None:
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     recs = _recs(300)
     produce_values(kafka_bootstrap, unique_name, recs, AvroSerializer(client, json.dumps(COMPLEX)))  # auto-register
-    de = AvroDeserializer(SchemaRegistryClient({"url": registry_url}))
+    de = AvroDeserializer(registry_client(registry_url))
     got = consume_keyed(kafka_bootstrap, unique_name, len(recs), de, unique_name)
     assert [k for k, _ in got] == list(range(len(recs)))
     assert [v for _, v in got] == recs
@@ -56,7 +57,7 @@ V3_BAD = {"type": "record", "name": "Evo", "namespace": "it", "fields": [
 
 
 def test_evolution_in_real_registry(kafka_bootstrap: str, registry_url: str, unique_name: str) -> None:
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     subject = f"{unique_name}-value"
     client.set_config(subject_name=subject, config=ServerConfig(compatibility=ConfigCompatibilityLevel.BACKWARD))
     v1 = [{"id": i, "name": f"v1-{i}"} for i in range(10)]
@@ -82,7 +83,7 @@ def test_evolution_in_real_registry(kafka_bootstrap: str, registry_url: str, uni
 
 
 def test_named_type_reference_across_subjects(kafka_bootstrap: str, registry_url: str, unique_name: str) -> None:
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     addr = {"type": "record", "name": "Address", "namespace": "it", "fields": [{"name": "city", "type": "string"}]}
     addr_subject = f"{unique_name}-address"
     client.register_schema(addr_subject, Schema(json.dumps(addr), "AVRO"))
@@ -92,18 +93,18 @@ def test_named_type_reference_across_subjects(kafka_bootstrap: str, registry_url
     schema = Schema(json.dumps(person), "AVRO", [SchemaReference("it.Address", addr_subject, version)])
     recs = [{"name": f"p{i}", "home": {"city": f"c{i}"}} for i in range(20)]
     produce_values(kafka_bootstrap, unique_name, recs, AvroSerializer(client, schema))
-    fresh = SchemaRegistryClient({"url": registry_url})
+    fresh = registry_client(registry_url)
     assert [v for _, v in consume_keyed(kafka_bootstrap, unique_name, 20, AvroDeserializer(fresh), unique_name)] == recs
     assert [v for _, v in consume_keyed(kafka_bootstrap, unique_name, 20, CDeser(fresh), unique_name + "-c")] == recs
 
 
 def test_interop_with_confluent_both_directions(kafka_bootstrap: str, registry_url: str, unique_name: str) -> None:
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     theirs = _recs(50)
     ours = _recs(50)
     produce_values(kafka_bootstrap, unique_name, theirs, CSer(client, json.dumps(COMPLEX)))
     produce_values(kafka_bootstrap, unique_name, ours, AvroSerializer(client, json.dumps(COMPLEX)), start=50)
-    fresh = SchemaRegistryClient({"url": registry_url})
+    fresh = registry_client(registry_url)
     got_ours = consume_keyed(kafka_bootstrap, unique_name, 100, AvroDeserializer(fresh), unique_name)
     got_theirs = consume_keyed(kafka_bootstrap, unique_name, 100, CDeser(fresh), unique_name + "-c")
     assert [v for _, v in got_ours] == theirs + ours

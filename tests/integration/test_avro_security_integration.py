@@ -15,13 +15,14 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
 
 from tests.support.kafka_io import consume_keyed, drain, produce_values
+from tests.support.registry_client import registry_client
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -31,7 +32,7 @@ _INJECT = f"x'\n__import__('pathlib').Path({str(MARKER)!r}).touch()\n#'"
 
 
 def test_own_schema_with_invalid_name_is_refused_before_registering(registry_url: str, unique_name: str) -> None:
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     schema = {"type": "record", "name": "O'Brien", "fields": [{"name": "a", "type": "int"}]}
     ser = AvroSerializer(client, json.dumps(schema))
     with pytest.raises(serdes.SchemaMismatchError, match="O'Brien"):
@@ -41,7 +42,7 @@ def test_own_schema_with_invalid_name_is_refused_before_registering(registry_url
 
 def test_hostile_strings_where_avro_allows_them_round_trip(kafka_bootstrap: str, registry_url: str, unique_name: str) -> None:
     # docs, defaults, map keys and logical type names may hold any text: data, never code
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     writer = {"type": "record", "name": "R", "namespace": "sec.it", "doc": _INJECT, "fields": [
         {"name": "a", "type": "int", "doc": _INJECT},
         {"name": "t", "type": {"type": "long", "logicalType": _INJECT}},
@@ -58,7 +59,7 @@ def test_hostile_strings_where_avro_allows_them_round_trip(kafka_bootstrap: str,
 def test_bomb_through_a_real_topic_is_a_typed_error_with_its_location(
     kafka_bootstrap: str, registry_url: str, unique_name: str
 ) -> None:
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     schema = {"type": "record", "name": "Bomb", "fields": [{"name": "a", "type": {"type": "array", "items": "null"}}]}
     sid = client.register_schema(f"{unique_name}-value", Schema(json.dumps(schema), "AVRO"))
     # 20 blocks of 9,999,999 nulls: 81 bytes of payload

@@ -11,11 +11,11 @@ from typing import Any, List
 import pytest
 from confluent_kafka import KafkaError, Producer
 from confluent_kafka.error import ValueDeserializationError
-from confluent_kafka.schema_registry import AsyncSchemaRegistryClient, SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext, StringDeserializer
 
 import serdes
 from serdes.avro import AsyncAvroDeserializer, AvroDeserializer, AvroSerializer
+from tests.support.registry_client import async_registry_client, registry_client
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -25,7 +25,7 @@ N = 10
 
 
 def _produce(bootstrap: str, registry_url: str, topic: str) -> None:
-    ser = AvroSerializer(SchemaRegistryClient({"url": registry_url}), SCHEMA)
+    ser = AvroSerializer(registry_client(registry_url), SCHEMA)
     producer = Producer({"bootstrap.servers": bootstrap})
     for i in range(N):
         ctx = SerializationContext(topic, MessageField.VALUE)
@@ -64,7 +64,7 @@ def test_consume_batch_with_poison_pill(kafka_bootstrap: str, registry_url: str,
     consumer = serdes.DeserializingConsumer(dict(
         _conf(kafka_bootstrap),
         **{"key.deserializer": StringDeserializer(),
-           "value.deserializer": AvroDeserializer(SchemaRegistryClient({"url": registry_url}))}))
+           "value.deserializer": AvroDeserializer(registry_client(registry_url))}))
     consumer.subscribe([unique_name])
     got: List[Any] = []
     deadline = time.monotonic() + 60
@@ -82,7 +82,7 @@ def test_async_consume_batch_with_poison_pill(kafka_bootstrap: str, registry_url
     _produce(kafka_bootstrap, registry_url, unique_name)
 
     async def main() -> List[Any]:
-        de = await AsyncAvroDeserializer(AsyncSchemaRegistryClient({"url": registry_url}))
+        de = await AsyncAvroDeserializer(async_registry_client(registry_url))
         consumer = await serdes.AsyncDeserializingConsumer(dict(
             _conf(kafka_bootstrap), **{"key.deserializer": StringDeserializer(), "value.deserializer": de}))
         await consumer.subscribe([unique_name])

@@ -8,7 +8,7 @@ from typing import List
 
 import orjson
 import pytest
-from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaReference
 from confluent_kafka.schema_registry.json_schema import JSONDeserializer as CJSONDeserializer
 from confluent_kafka.schema_registry.json_schema import JSONSerializer as CJSONSerializer
 from confluent_kafka.serialization import MessageField, SerializationContext, SerializationError
@@ -18,6 +18,7 @@ from serdes.json import JSONDeserializer, JSONSerializer
 
 from tests.support.kafka_io import consume_keyed, produce_values
 from tests.support.json_samples import COMPLEX_DOC, COMPLEX_SCHEMA
+from tests.support.registry_client import registry_client
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -35,13 +36,13 @@ def _docs(n: int) -> List[dict]:
 
 
 def test_produce_consume_all_equal_none_lost(kafka_bootstrap, registry_url, unique_name):
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     docs = _docs(300)
     ser = JSONSerializer(COMPLEX, client)  # auto.register.schemas (default)
     produce_values(kafka_bootstrap, unique_name, docs, ser)
     registered = client.get_latest_version(f"{unique_name}-value")
     assert json.loads(registered.schema.schema_str) == COMPLEX_SCHEMA
-    de = JSONDeserializer(None, schema_registry_client=SchemaRegistryClient({"url": registry_url}))
+    de = JSONDeserializer(None, schema_registry_client=registry_client(registry_url))
     got = consume_keyed(kafka_bootstrap, unique_name, len(docs), de, unique_name)
     assert [k for k, _ in got] == list(range(len(docs)))  # none lost, none duplicated
     assert [v for _, v in got] == docs
@@ -49,7 +50,7 @@ def test_produce_consume_all_equal_none_lost(kafka_bootstrap, registry_url, uniq
 
 
 def test_ref_across_subjects(kafka_bootstrap, registry_url, unique_name):
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     address = {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
                "required": ["street", "city"]}
     addr_subject = f"{unique_name}-address"
@@ -68,7 +69,7 @@ def test_ref_across_subjects(kafka_bootstrap, registry_url, unique_name):
     assert info.value.json_path == "$.address.street"
 
     # the reader gets the writer schema and its references from the registry (a fresh client)
-    fresh = SchemaRegistryClient({"url": registry_url})
+    fresh = registry_client(registry_url)
     got = consume_keyed(kafka_bootstrap, unique_name, len(good), JSONDeserializer(None, schema_registry_client=fresh),
                    unique_name)
     assert [v for _, v in got] == good
@@ -94,7 +95,7 @@ USER_V2_BAD = {**USER_V1, "properties": {"id": {"type": "string"}, "name": {"typ
 
 
 def test_evolution_compatible_accepted_incompatible_rejected(kafka_bootstrap, registry_url, unique_name):
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     subject = f"{unique_name}-value"
     ctx = SerializationContext(unique_name, MessageField.VALUE)
     v1 = JSONSerializer(json.dumps(USER_V1), client)
@@ -115,7 +116,7 @@ def test_evolution_compatible_accepted_incompatible_rejected(kafka_bootstrap, re
     assert len(client.get_versions(subject)) == 2  # nothing registered
 
     # both versions read back, each validated against its own writer schema
-    de = JSONDeserializer(None, schema_registry_client=SchemaRegistryClient({"url": registry_url}))
+    de = JSONDeserializer(None, schema_registry_client=registry_client(registry_url))
     assert de(first, ctx) == {"id": 1, "name": "a"}
     assert de(second, ctx) == {"id": 2, "name": "b", "email": "b@x"}
     # with use.latest.version, old records are validated against v2 (compatible: they pass)
@@ -127,7 +128,7 @@ def test_evolution_compatible_accepted_incompatible_rejected(kafka_bootstrap, re
 def test_confluent_produced_ours_consumed_and_back(kafka_bootstrap, registry_url, unique_name, header_framing):
     from confluent_kafka.schema_registry import header_schema_id_serializer
 
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     conf = {"schema.id.serializer": header_schema_id_serializer} if header_framing else None
     docs = _docs(50)
     t_conf, t_ours = f"{unique_name}-c", f"{unique_name}-o"
@@ -138,7 +139,7 @@ def test_confluent_produced_ours_consumed_and_back(kafka_bootstrap, registry_url
     produce_values(kafka_bootstrap, t_conf, docs, CJSONSerializer(COMPLEX, client, conf=conf), header_framing=header_framing)
     produce_values(kafka_bootstrap, t_ours, docs, JSONSerializer(COMPLEX, client, conf=conf), header_framing=header_framing)
 
-    fresh = SchemaRegistryClient({"url": registry_url})
+    fresh = registry_client(registry_url)
     ours = consume_keyed(kafka_bootstrap, t_conf, len(docs), JSONDeserializer(None, schema_registry_client=fresh), t_conf)
     theirs = consume_keyed(kafka_bootstrap, t_ours, len(docs), CJSONDeserializer(None, schema_registry_client=fresh), t_ours)
     assert [v for _, v in ours] == docs

@@ -9,7 +9,6 @@ serializer raises serdes.SchemaMismatchError naming the subject.
 from __future__ import annotations
 
 import pytest
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -17,6 +16,7 @@ import serdes
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
 
 from tests.support.kafka_io import consume_keyed, produce_values
+from tests.support.registry_client import registry_client
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -45,7 +45,7 @@ def reading_class(version: int):
 
 def test_protobuf_evolution_in_real_registry(kafka_bootstrap, registry_url, unique_name):
     topic = unique_name
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     V1, V2, V3 = reading_class(1), reading_class(2), reading_class(3)
 
     produce_values(kafka_bootstrap, topic, [V1(sensor=f"s{i}", value=i + 0.5, unit=1) for i in range(5)],
@@ -54,7 +54,7 @@ def test_protobuf_evolution_in_real_registry(kafka_bootstrap, registry_url, uniq
                    ProtobufSerializer(V2, client), start=5)
     assert client.get_versions(f"{topic}-value") == [1, 2]
 
-    reader = ProtobufDeserializer(V2, None, SchemaRegistryClient({"url": registry_url}))
+    reader = ProtobufDeserializer(V2, None, registry_client(registry_url))
     got = [m for _, m in consume_keyed(kafka_bootstrap, topic, 10, reader)]
     assert len(got) == 10 and all(isinstance(m, V2) for m in got)
     assert [m.sensor for m in got] == [f"s{i}" for i in range(10)]

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 from confluent_kafka import Producer
-from confluent_kafka.schema_registry import SchemaRegistryClient
 from confluent_kafka.schema_registry.error import SchemaRegistryError
 from confluent_kafka.schema_registry.protobuf import ProtobufDeserializer as ConfluentDeserializer
 from confluent_kafka.schema_registry.protobuf import ProtobufSerializer as ConfluentSerializer
@@ -18,6 +17,7 @@ from serdes_test import common_pb2, order_pb2
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
 
 from tests.support.kafka_io import drain
+from tests.support.registry_client import registry_client
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -51,7 +51,7 @@ def decode_all(records, deserializer):
 
 def test_produce_with_serdes_consume_with_serdes_generated_and_dynamic(kafka_bootstrap, registry_url, unique_name):
     topic = unique_name
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     sent = [make_order(i) for i in range(10)]
     produce(kafka_bootstrap, topic, ProtobufSerializer(order_pb2.Order, client), sent)
 
@@ -59,18 +59,18 @@ def test_produce_with_serdes_consume_with_serdes_generated_and_dynamic(kafka_boo
     assert f"{topic}-value" in subjects and "serdes_test/common.proto" in subjects
     records = consume_raw(kafka_bootstrap, topic, len(sent), unique_name)
 
-    gen = decode_all(records, ProtobufDeserializer(order_pb2.Order, None, SchemaRegistryClient({"url": registry_url})))
+    gen = decode_all(records, ProtobufDeserializer(order_pb2.Order, None, registry_client(registry_url)))
     assert gen == sent
 
     # A consumer with no generated classes: the message class comes from the registry schema and
     # its references (serdes_test/common.proto) plus the runtime's google/protobuf/timestamp.proto.
-    dyn = decode_all(records, ProtobufDeserializer(None, None, SchemaRegistryClient({"url": registry_url})))
+    dyn = decode_all(records, ProtobufDeserializer(None, None, registry_client(registry_url)))
     assert all(type(d) is not order_pb2.Order for d in dyn)
     assert [d.SerializeToString() for d in dyn] == [m.SerializeToString() for m in sent]
     assert [d.address.city for d in dyn] == ["Lyon"] * len(sent)
     assert [d.created.seconds for d in dyn] == [m.created.seconds for m in sent]
 
-    as_dicts = decode_all(records, ProtobufDeserializer(None, None, SchemaRegistryClient({"url": registry_url}),
+    as_dicts = decode_all(records, ProtobufDeserializer(None, None, registry_client(registry_url),
                                                         output="dict"))
     assert [d["customer"] for d in as_dicts] == [m.customer for m in sent]
     assert as_dicts[3]["level"] == "LOW" and as_dicts[3]["created"] == {"seconds": 1_700_000_003, "nanos": 3}
@@ -78,12 +78,12 @@ def test_produce_with_serdes_consume_with_serdes_generated_and_dynamic(kafka_boo
 
 def test_confluent_produced_records_decode_with_serdes(kafka_bootstrap, registry_url, unique_name):
     topic = unique_name
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     sent = [make_order(i) for i in range(5)]
     produce(kafka_bootstrap, topic, ConfluentSerializer(order_pb2.Order, client), sent)
     records = consume_raw(kafka_bootstrap, topic, len(sent), unique_name)
-    assert decode_all(records, ProtobufDeserializer(order_pb2.Order, None, SchemaRegistryClient({"url": registry_url}))) == sent
-    dyn = decode_all(records, ProtobufDeserializer(None, None, SchemaRegistryClient({"url": registry_url})))
+    assert decode_all(records, ProtobufDeserializer(order_pb2.Order, None, registry_client(registry_url))) == sent
+    dyn = decode_all(records, ProtobufDeserializer(None, None, registry_client(registry_url)))
     assert [d.SerializeToString() for d in dyn] == [m.SerializeToString() for m in sent]
 
 
@@ -92,7 +92,7 @@ def test_serdes_produced_records_are_confluent_records(kafka_bootstrap, registry
     where the registry serves format=serialized (Confluent does; Apicurio 3 answers 500, so
     confluent-kafka's own ProtobufDeserializer cannot read Protobuf from Apicurio at all)."""
     topic = unique_name
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     sent = [make_order(i) for i in range(5)]
     ours = ProtobufSerializer(order_pb2.Order, client)
     theirs = ConfluentSerializer(order_pb2.Order, client)
@@ -101,7 +101,7 @@ def test_serdes_produced_records_are_confluent_records(kafka_bootstrap, registry
 
     produce(kafka_bootstrap, topic, ours, sent)
     records = consume_raw(kafka_bootstrap, topic, len(sent), unique_name)
-    confluent = ConfluentDeserializer(order_pb2.Order, {}, SchemaRegistryClient({"url": registry_url}))
+    confluent = ConfluentDeserializer(order_pb2.Order, {}, registry_client(registry_url))
     try:
         got = decode_all(records, confluent)
     except SchemaRegistryError as e:
@@ -113,13 +113,13 @@ def test_serdes_produced_records_are_confluent_records(kafka_bootstrap, registry
 
 def test_nested_message_through_kafka(kafka_bootstrap, registry_url, unique_name):
     topic = unique_name
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     r = order_pb2.Refund.Reason(text="late")
     r.detail.code = -5
     produce(kafka_bootstrap, topic, ProtobufSerializer(order_pb2.Refund.Reason, client), [r, r])
     records = consume_raw(kafka_bootstrap, topic, 2, unique_name)
     assert records[0].value()[5:8] == b"\x04\x02\x00"  # message indexes [1, 0]
-    dyn = decode_all(records, ProtobufDeserializer(None, None, SchemaRegistryClient({"url": registry_url})))
+    dyn = decode_all(records, ProtobufDeserializer(None, None, registry_client(registry_url)))
     assert [d.DESCRIPTOR.full_name for d in dyn] == ["serdes.test.Refund.Reason"] * 2
     assert dyn[0].detail.code == -5
 
@@ -130,10 +130,10 @@ def test_first_record_from_the_registry_gets_no_error_answer(kafka_bootstrap, re
     would retry with back-off (seconds per schema) and Apicurio counts against its liveness."""
     topic = unique_name
     sent = [make_order(i) for i in range(3)]
-    produce(kafka_bootstrap, topic, ProtobufSerializer(order_pb2.Order, SchemaRegistryClient({"url": registry_url})), sent)
+    produce(kafka_bootstrap, topic, ProtobufSerializer(order_pb2.Order, registry_client(registry_url)), sent)
     records = consume_raw(kafka_bootstrap, topic, len(sent), unique_name)
 
-    reader = SchemaRegistryClient({"url": registry_url})
+    reader = registry_client(registry_url)
     answers = []
     # observe the real client's HTTP answers (the test's only look inside confluent-kafka's client)
     reader._rest_client.session.event_hooks["response"].append(

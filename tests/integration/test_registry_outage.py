@@ -17,6 +17,7 @@ import serdes
 from serdes.avro import AvroDeserializer, AvroSerializer
 
 from tests.support.kafka_io import drain
+from tests.support.registry_client import registry_client
 
 pytestmark = pytest.mark.integration
 
@@ -28,7 +29,7 @@ def test_registry_outage_mid_stream(servers, kafka_bootstrap, registry_url, uniq
     if not servers.can_restart_registry:
         pytest.skip(f"the {servers.backend} backend cannot stop the registry (runs on the local backend in CI)")
     topic = unique_name
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     readings = AvroSerializer(client, json.dumps(V1))
     alarms = AvroSerializer(client, json.dumps(OTHER), conf={"subject.name.strategy.type": "TOPIC_RECORD"})

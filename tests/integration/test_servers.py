@@ -6,8 +6,9 @@ import urllib.request
 
 import pytest
 from confluent_kafka import Consumer, Producer
-from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema
 from confluent_kafka.schema_registry.error import SchemaRegistryError
+from tests.support.registry_client import registry_client
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 
@@ -51,10 +52,10 @@ def test_produce_consume_bytes(kafka_bootstrap, unique_name):
 
 
 def test_register_and_read_back_by_id(registry_url, unique_name):
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     subject = f"{unique_name}-value"
     schema_id = client.register_schema(subject, _avro(USER_V1))
-    fresh = SchemaRegistryClient({"url": registry_url})  # no cache
+    fresh = registry_client(registry_url)  # no cache
     got = fresh.get_schema(schema_id)
     assert got.schema_type == "AVRO"
     assert json.loads(got.schema_str) == USER_V1
@@ -65,7 +66,7 @@ def test_register_and_read_back_by_id(registry_url, unique_name):
 
 
 def test_backward_compatibility_is_enforced(registry_url, unique_name):
-    client = SchemaRegistryClient({"url": registry_url})
+    client = registry_client(registry_url)
     subject = f"{unique_name}-value"
     client.register_schema(subject, _avro(USER_V1))
     assert client.test_compatibility(subject, _avro(USER_BAD)) is False
@@ -92,7 +93,7 @@ def test_registry_restart_keeps_working(servers, unique_name):
     if not servers.can_restart_registry:
         pytest.skip(f"the {servers.backend} backend cannot stop/start the registry")
     subject = f"{unique_name}-value"
-    client = SchemaRegistryClient({"url": servers.registry_url})
+    client = registry_client(servers.registry_url)
     schema_id = client.register_schema(subject, _avro(USER_V1))
 
     t0 = time.monotonic()
@@ -102,7 +103,7 @@ def test_registry_restart_keeps_working(servers, unique_name):
     servers.start_registry()
     print(f"registry stop {t1 - t0:.1f}s, start {time.monotonic() - t1:.1f}s")
 
-    fresh = SchemaRegistryClient({"url": servers.registry_url})
+    fresh = registry_client(servers.registry_url)
     # file-based H2: schemas and ids survive the restart, and the rule still applies
     assert json.loads(fresh.get_schema(schema_id).schema_str) == USER_V1
     assert fresh.get_latest_version(subject).schema_id == schema_id

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Dict, List, Tuple
 
 from tests.support.kafka_io import drain
+from tests.support.registry_client import registry_client
 
 #: the job file; its directory is shipped with ``--pyFiles``
 JOB = Path(__file__).resolve().parents[1] / "cluster" / "jobs" / "keyed_totals.py"
@@ -32,7 +33,6 @@ class Orders:
     def produce(self, n: int, serializer=None) -> List[Tuple[int, int]]:
         """Produce ``n`` more orders; returns their (partition, offset)."""
         from confluent_kafka import Producer
-        from confluent_kafka.schema_registry import SchemaRegistryClient
         from confluent_kafka.serialization import MessageField, SerializationContext
 
         from serdes.avro import AvroSerializer
@@ -40,7 +40,7 @@ class Orders:
 
         if serializer is None:
             if self._serializer is None:   # one serializer: its schema id stays cached
-                self._serializer = AvroSerializer(SchemaRegistryClient({"url": self.registry}), ORDER_AVRO)
+                self._serializer = AvroSerializer(registry_client(self.registry), ORDER_AVRO)
             serializer = self._serializer
         ser = serializer
         ctx = SerializationContext(self.topic, MessageField.VALUE)
@@ -84,14 +84,13 @@ def submit_totals(cluster, jars, bootstrap, registry_conf: dict, in_topic, out_t
 
 def read_totals(bootstrap, registry, topic, expected: int, timeout: float = 120.0, idle: float = 3.0):
     """Every committed record of ``topic`` (read_committed) as sorted (customer, count, total)."""
-    from confluent_kafka.schema_registry import SchemaRegistryClient
     from confluent_kafka.serialization import MessageField, SerializationContext
 
     from serdes.demo.orders_pb2 import CustomerTotal
     from serdes.protobuf import ProtobufDeserializer
 
     de = ProtobufDeserializer(CustomerTotal, {"use.deprecated.format": False},
-                              schema_registry_client=SchemaRegistryClient({"url": registry}))
+                              schema_registry_client=registry_client(registry))
     ctx = SerializationContext(topic, MessageField.VALUE)
     msgs = drain(bootstrap, topic, expected, timeout=timeout, idle=idle, isolation="read_committed")
     return sorted((t.customer, t.count, t.total_cents) for t in (de(m.value(), ctx) for m in msgs))

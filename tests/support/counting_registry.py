@@ -22,7 +22,7 @@ _ID = re.compile(r"^/schemas/ids/(\d+)")
 
 
 class CountingRegistry:
-    """``with CountingRegistry({1: ('"string"', "AVRO")}) as reg: SchemaRegistryClient({"url": reg.url})``."""
+    """``with CountingRegistry({1: ('"string"', "AVRO")}) as reg: registry_client(reg.url)``."""
 
     def __init__(
         self, ids: Optional[Dict[int, Tuple[str, str]]] = None, any_id_below: int = 0,

@@ -14,7 +14,7 @@ import uuid
 from typing import Any, Callable, Dict, Tuple
 
 import pytest
-from confluent_kafka.schema_registry import AsyncSchemaRegistryClient, Schema, SchemaRegistryClient
+from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
 from confluent_kafka.serialization import MessageField, SerializationContext
 from google.protobuf import timestamp_pb2
 
@@ -26,6 +26,7 @@ from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
 from tests.support.counting_registry import CountingRegistry
 from tests.support.implementations import Implementation
 from tests.support.isolated import CHILD_PRELUDE, run_bounded
+from tests.support.registry_client import async_registry_client, registry_client
 
 pytestmark = pytest.mark.usefixtures("implementation")
 
@@ -206,7 +207,7 @@ def test_distinct_valid_ids_stay_within_the_bound(fmt: str) -> None:
     # (Protobuf compiles each schema with protoc: fewer ids, a smaller bound)
     ids, bound = (60, 10) if fmt == "protobuf" else (400, 50)
     with CountingRegistry(any_id_below=1 << 20, any_schema=(text, kind)) as reg:
-        de = _deserializer(fmt, SchemaRegistryClient({"url": reg.url}), {"serdes.cache.size": bound})
+        de = _deserializer(fmt, registry_client(reg.url), {"serdes.cache.size": bound})
         for sid in range(1, ids + 1):
             _check_value(fmt, de(_frame(fmt, sid) + payload, CTX))
             _check_value(fmt, de(_frame(fmt, sid) + payload, CTX))  # a hit
@@ -221,7 +222,7 @@ def test_distinct_valid_ids_stay_within_the_bound(fmt: str) -> None:
 def test_unknown_id_and_guid_are_asked_once_per_ttl(fmt: str) -> None:
     _, _, payload = SCHEMAS[fmt]
     with CountingRegistry() as reg:
-        de = _deserializer(fmt, SchemaRegistryClient({"url": reg.url}), {"serdes.cache.miss.ttl": 0.5})
+        de = _deserializer(fmt, registry_client(reg.url), {"serdes.cache.miss.ttl": 0.5})
         for offset in range(100):
             ctx = SerializationContext("t", MessageField.VALUE)
             ctx.offset = offset  # type: ignore[attr-defined]
@@ -248,7 +249,7 @@ def test_unknown_id_and_guid_are_asked_once_per_ttl(fmt: str) -> None:
 
 def test_remembered_misses_are_bounded() -> None:
     with CountingRegistry() as reg:
-        de = _deserializer("avro", SchemaRegistryClient({"url": reg.url}), {"serdes.cache.size": 40})
+        de = _deserializer("avro", registry_client(reg.url), {"serdes.cache.size": 40})
         for sid in range(200):
             with pytest.raises(UnknownSchemaError):
                 de(_frame("avro", sid) + b"\x04hi", CTX)
@@ -268,7 +269,7 @@ def _serializer(fmt: str, client: Any) -> Callable[[], Any]:
 def test_failing_subject_is_asked_once_per_ttl(fmt: str) -> None:
     value = timestamp_pb2.Timestamp(seconds=5) if fmt == "protobuf" else "hi"
     with CountingRegistry(reject_subjects=True) as reg:
-        ser = _serializer(fmt, SchemaRegistryClient({"url": reg.url}))
+        ser = _serializer(fmt, registry_client(reg.url))
         for _ in range(100):
             with pytest.raises(SchemaMismatchError):
                 ser(value, CTX)
@@ -280,7 +281,7 @@ def test_failing_subject_is_asked_once_per_ttl(fmt: str) -> None:
 
 def test_async_unknown_id_is_asked_once() -> None:
     async def run(url: str) -> None:
-        de = await AsyncAvroDeserializer(AsyncSchemaRegistryClient({"url": url}))
+        de = await AsyncAvroDeserializer(async_registry_client(url))
         for _ in range(50):
             with pytest.raises(UnknownSchemaError):
                 await de(_frame("avro", 5) + b"\x04hi", CTX)
@@ -363,7 +364,7 @@ def test_remembered_misses_do_not_keep_their_records_alive() -> None:
     import tracemalloc
 
     with CountingRegistry() as reg:
-        de = _deserializer("avro", SchemaRegistryClient({"url": reg.url}))
+        de = _deserializer("avro", registry_client(reg.url))
         tracemalloc.start()
         try:
             gc.collect()

@@ -33,6 +33,7 @@ from ._errors import (
     ValidationError,
 )
 from ._consumer import AsyncDeserializingConsumer, DeserializationKafkaError, DeserializingConsumer, UndecodableMessage
+from ._writer_schema import WriterSchema
 from ._wire import Frame, decode_message_indexes, encode_message_indexes, frame_prefix, parse_frame
 
 __version__ = "0.1.0"
@@ -63,6 +64,7 @@ __all__ = [
     "AsyncDeserializingConsumer",
     "UndecodableMessage",
     "DeserializationKafkaError",
+    "WriterSchema",
     "Frame",
     "parse_frame",
     "frame_prefix",

@@ -260,3 +260,19 @@ class AsyncDeserializerMixin(AsyncSerdeMixin):
             except _NeedsRegistry:
                 out.append(await resolve(self._view, engine, p, ctx))
         return out
+
+    async def deserialize_with_schema(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
+        """``(value, WriterSchema)`` as the sync class's :meth:`deserialize_with_schema`; the
+        registry is awaited only the first time a schema is seen."""
+        engine = self._engine
+        try:
+            return engine.deserialize_with_schema(data, ctx)
+        except _NeedsRegistry:
+            return await resolve(self._view, engine.deserialize_with_schema, data, ctx)
+
+    async def deserialize_batch_with_schema(self, payloads: Any, ctx: Optional[SerializationContext] = None) -> List[Any]:
+        """:meth:`deserialize_batch` with each value's writer schema: ``(value, WriterSchema)`` pairs."""
+        out: List[Any] = []
+        for p in payloads:
+            out.append(await self.deserialize_with_schema(p, ctx))
+        return out

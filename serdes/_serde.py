@@ -88,6 +88,7 @@ from ._errors import (
 from ._confluent import SerdeConfig, get_reader_schema, registry_of, snapshot, trim_parsed_schemas
 from ._limits import DEFAULT_LIMITS, Limits
 from ._registry import checked_schema, classify_registry_error, fetch_writer_schema, registry_call
+from ._writer_schema import WriterSchema, frame_of, writer_schema_of
 from ._wire import (
     MAGIC_GUID,
     MAGIC_ID,
@@ -236,6 +237,9 @@ class FastDeserializer:
         self._cache_size = limits.cache_size
         #: typed errors of recent misses, by cache key (serdes.cache.miss.ttl)
         self._misses = MissCache(limits.cache_size, limits.cache_miss_ttl)
+        #: deserialize_with_schema's answers by (cache key, topic, field), and its failed lookups
+        self._writer_schemas: Dict[Any, WriterSchema] = {}
+        self._writer_schema_misses = MissCache(limits.cache_size, limits.cache_miss_ttl)
         #: without a registry client: the one decoder of each framing (prefix, header), every id's
         self._shared: Dict[bool, Built] = {}
         self._init_dispatch()
@@ -412,6 +416,55 @@ class FastDeserializer:
         self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext]
     ) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
         return _run_batch(self._call_py, payloads, ctx)
+
+    # -- the writer schema with the value ------------------------------------------------------------
+    def deserialize_with_schema(
+        self, data: Optional[bytes], ctx: Optional[SerializationContext] = None
+    ) -> Tuple[Any, Optional[WriterSchema]]:
+        """``(value, writer schema)``: the value ``deser(data, ctx)`` returns, and the
+        :class:`~serdes.WriterSchema` it was written with (id or GUID, subject, version).
+        ``(None, None)`` for a ``None`` record. The registry is asked once per schema, topic and
+        field (bounded cache beside the decoders); a record's decode errors are raised as by
+        ``deser(data, ctx)``, a failed registry lookup as its typed :class:`~serdes.RegistryError`."""
+        value = self(data, ctx)
+        if data is None:
+            return None, None
+        return value, self._writer_schema(data, ctx)
+
+    def deserialize_batch_with_schema(
+        self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext] = None, *, errors: str = "raise"
+    ) -> List[Any]:
+        """:meth:`deserialize_batch` with each value's writer schema: a list of
+        ``(value, WriterSchema)`` (``(None, None)`` for a ``None`` record). Failures are reported as
+        by :meth:`deserialize_batch`; with ``errors="collect"`` a failed record's typed error
+        stands in place of its pair."""
+        collect = _collect(errors)
+        items = list(payloads)
+        values, failed = self._batch(items, ctx)
+        bad = {i for i, _ in failed}
+        pairs: List[Any] = [
+            (v, None) if i in bad or items[i] is None else (v, self._writer_schema(cast(bytes, items[i]), ctx))
+            for i, v in enumerate(values)
+        ]
+        return _batch_result(pairs, failed, collect, "decode", ctx)
+
+    def _writer_schema(self, data: Any, ctx: Optional[SerializationContext]) -> WriterSchema:
+        """The writer schema of a record that decoded: a dict hit, else the registry (once)."""
+        if data.__class__ is not bytes:
+            data = bytes(data)
+        key = (self._cache_key(data, ctx)[0], ctx.topic, ctx.field) if ctx is not None else (
+            self._cache_key(data, None)[0], None, None)
+        found = self._writer_schemas.get(key)
+        if found is not None:
+            return found
+        self._writer_schema_misses.check(key, ctx)
+        try:
+            found = writer_schema_of(self, registry_of(self), frame_of(self, data, ctx), ctx)
+        except SerdesError as e:
+            self._writer_schema_misses.remember(key, e)
+            raise
+        bounded_store(self._writer_schemas, key, found, self._cache_size)
+        return found
 
     # -- slow path --------------------------------------------------------------------------------
     def _schema_ref(self, data: Any, ctx: Optional[SerializationContext]) -> Any:
@@ -599,6 +652,8 @@ class FastDeserializer:
         self._header_decoders.clear()
         self._misses.clear()
         self._shared.clear()
+        self._writer_schemas.clear()
+        self._writer_schema_misses.clear()
 
 
 class FastSerializer:

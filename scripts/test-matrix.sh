@@ -35,6 +35,13 @@
 # build 240 s cold (pip's download cache warm), 2 s warm; tests/flink 997 s (226 tests, load average
 # 20-60 from other jobs); tests/cluster 500 s (7 tests); the PyFlink unit tests about 100 s.
 # SERDES_MATRIX_FLINK_TESTS replaces the PyFlink legs' test paths (e.g. "tests/flink" alone).
+#
+# The quixstreams leg (not run by default: name it) installs the quix extra, pinned to the
+# quixstreams minor serdes.quix mirrors (3.28.x; pip resolves the confluent-kafka 2.12.x it allows),
+# and runs tests/quix instead of the unit tests, with the native extension (docs/quix.md, "Tests"):
+#
+#   quix  serdes.quix against quixstreams' serializers, a quixstreams Application on the real
+#         broker and registry, docs/quix.md's examples
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD

@@ -21,7 +21,7 @@ outage.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, cast, Callable, Dict, Iterable, Mapping, NoReturn, Optional, Tuple, Type, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Mapping, NoReturn, Optional, Tuple, Type, Union, cast
 
 try:
     from quixstreams.models.serializers import avro as _quix_avro
@@ -179,7 +179,6 @@ class AvroDeserializer(_quix_avro.AvroDeserializer):
             return_named_type_override, handle_unicode_errors,
             schema_registry_client_config=None if schema else _PLACEHOLDER_CLIENT_CONFIG,
         )
-        self._schema_registry_deserializer = None  # the placeholder's, if any
         self._serdes: Optional[_SerdesAvroDeserializer] = None
         if client is not None:
             self._serdes = _SerdesAvroDeserializer(
@@ -212,6 +211,8 @@ class ProtobufSerializer(_quix_protobuf.ProtobufSerializer):
     ) -> None:
         """The arguments are quixstreams'; ``schema_registry_client`` as for :class:`AvroSerializer`."""
         super().__init__(msg_type, deterministic, ignore_unknown_fields)
+        self._message_class = msg_type
+        self._lenient = ignore_unknown_fields
         client = _client(schema_registry_client_config, schema_registry_client)
         self._serdes: Optional[_SerdesProtobufSerializer] = None
         if client is not None:
@@ -227,7 +228,7 @@ class ProtobufSerializer(_quix_protobuf.ProtobufSerializer):
         if self._serdes is None:
             out: Union[str, bytes] = super().__call__(value, ctx)
             return out
-        msg = value if isinstance(value, self._msg_type) else self._from_dict(value)
+        msg = value if isinstance(value, self._message_class) else self._from_dict(value)
         try:
             written = self._serdes(msg, ctx)
         except _SERDES_FAILURES as exc:
@@ -238,10 +239,10 @@ class ProtobufSerializer(_quix_protobuf.ProtobufSerializer):
     def _from_dict(self, value: Any) -> Message:
         # quixstreams' conversion of a dict value, with its messages
         try:
-            msg: Message = ParseDict(value, self._msg_type(), ignore_unknown_fields=self._ignore_unknown_fields)
+            msg: Message = ParseDict(value, self._message_class(), ignore_unknown_fields=self._lenient)
         except TypeError as exc:
             raise SerializationError(
-                f"Value to serialize must be of type `{self._msg_type}` or dict, not `{type(value)}`."
+                f"Value to serialize must be of type `{self._message_class}` or dict, not `{type(value)}`."
             ) from exc
         except ParseError as exc:
             _reraise(exc)
@@ -267,6 +268,9 @@ class ProtobufDeserializer(_quix_protobuf.ProtobufDeserializer):
         with ``msg_type`` and asks the registry nothing; ``schema_registry_client`` only switches the
         Confluent framing on, as a config does."""
         super().__init__(msg_type, use_integers_for_enums, preserving_proto_field_name, to_dict)
+        self._as_dict = to_dict
+        self._int_enums = use_integers_for_enums
+        self._proto_names = preserving_proto_field_name
         self._serdes: Optional[_SerdesProtobufDeserializer] = None
         if schema_registry_client_config is not None or schema_registry_client is not None:
             conf = (schema_registry_serialization_config or SchemaRegistrySerializationConfig()).as_dict(
@@ -284,13 +288,12 @@ class ProtobufDeserializer(_quix_protobuf.ProtobufDeserializer):
             msg: Message = self._serdes(value, ctx)
         except _PROTOBUF_READ_FAILURES as exc:
             _reraise(exc)
-        if not self._to_dict:
+        if not self._as_dict:
             return msg
+        # quixstreams' conversion
         as_dict: Dict[str, Any] = MessageToDict(
-            msg,
-            always_print_fields_with_no_presence=True,
-            use_integers_for_enums=self._use_integers_for_enums,
-            preserving_proto_field_name=self._preserving_proto_field_name,
+            msg, always_print_fields_with_no_presence=True, use_integers_for_enums=self._int_enums,
+            preserving_proto_field_name=self._proto_names,
         )
         return as_dict
 

@@ -35,6 +35,13 @@
 # build 240 s cold (pip's download cache warm), 2 s warm; tests/flink 997 s (226 tests, load average
 # 20-60 from other jobs); tests/cluster 500 s (7 tests); the PyFlink unit tests about 100 s.
 # SERDES_MATRIX_FLINK_TESTS replaces the PyFlink legs' test paths (e.g. "tests/flink" alone).
+#
+# The quixstreams leg (not run by default: name it) installs the quix extra, pinned to the
+# quixstreams minor serdes.quix mirrors (3.28.x; pip resolves the confluent-kafka 2.12.x it allows),
+# and runs tests/quix instead of the unit tests, with the native extension (docs/quix.md, "Tests"):
+#
+#   quix  serdes.quix against quixstreams' serializers, a quixstreams Application on the real
+#         broker and registry, docs/quix.md's examples
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 repo=$PWD
@@ -96,10 +103,15 @@ elif leg == "oldest":
     out["grpcio-tools"] = f"grpcio-tools=={floor(tools)}.*"  # a protoc for that protobuf
     # the last release for protobuf < 6.33.5 (resolves at once instead of backtracking)
     out["googleapis-common-protos"] = "googleapis-common-protos<1.75.1"
+elif leg == "quix":
+    # the quix extra (quixstreams caps confluent-kafka itself: pip resolves the release it allows)
+    for r in project["optional-dependencies"]["quix"]:
+        out[name(r)] = r
+    out["quixstreams"] = "quixstreams==3.28.*"  # the release serdes.quix mirrors (docs/quix.md)
 elif re.fullmatch(r"ck-[0-9]+\.[0-9]+", leg):
     out["confluent-kafka"] = bare(out["confluent-kafka"]) + "==" + leg[3:] + ".*"  # that minor's last patch
 else:
-    sys.exit(f"unknown leg {leg!r} (legs: newest, oldest, ck-X.Y, flink-newest, flink-oldest)")
+    sys.exit(f"unknown leg {leg!r} (legs: newest, oldest, quix, ck-X.Y, flink-newest, flink-oldest)")
 print("\n".join(sorted(out.values())))
 EOF
 }
@@ -136,6 +148,7 @@ import importlib.metadata as m, importlib.util as u, sys
 flink_leg = sys.argv[1].startswith("flink-")
 assert (u.find_spec("pyflink") is not None) == flink_leg, "pyflink is installed in the PyFlink legs only"
 names = ("protobuf", "confluent-kafka", "grpcio-tools", "fastavro") + (("apache-flink", "apache-beam", "grpcio") if flink_leg else ())
+names += ("quixstreams",) if sys.argv[1] == "quix" else ()
 print(" ".join(f"{p}=={m.version(p)}" for p in names))
 EOF
 )
@@ -146,6 +159,8 @@ EOF
         test_args=(${SERDES_MATRIX_FLINK_TESTS:-tests/flink tests/cluster tests/unit/test_pyflink_seam.py
             tests/unit/test_flink_speedups.py tests/unit/test_flink_pickles.py tests/unit/test_flink_state_check.py
             tests/unit/test_flink_imports.py tests/unit/test_cli_help.py tests/unit/test_error_pickling.py})
+    elif [[ $leg == quix ]]; then
+        test_args=(tests/quix)  # the quixstreams adapter's unit and integration tests
     else
         test_args=(tests/unit -m "not integration")
     fi

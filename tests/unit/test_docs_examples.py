@@ -7,7 +7,9 @@ fenced ```py instead, and is neither run nor checked.
 Blocks that talk to a broker or a registry server (or start servers, or a Flink cluster) read
 ``KAFKA_BOOTSTRAP`` / ``SCHEMA_REGISTRY_URL`` from the environment; they run in
 ``tests/integration/test_docs_examples_integration.py`` against the real servers, twice each (a
-newcomer reruns examples). The rest (confluent-kafka's ``mock://`` registry) run here.
+newcomer reruns examples). The rest (confluent-kafka's ``mock://`` registry) run here. Blocks
+that use quixstreams (docs/quix.md) run in ``tests/quix/test_quix_docs.py`` instead, in the venv
+that has it (scripts/test-matrix.sh quix).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^```(\S*)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 # (a standalone Flink cluster example runs with the integration examples too: it starts JVMs)
 SERVER_MARKERS = ("KAFKA_BOOTSTRAP", "SCHEMA_REGISTRY_URL", "local_servers(", "LocalFlinkCluster(")
+# quixstreams caps confluent-kafka below the main environment's: its examples run in the quix leg
+QUIX_MARKERS = ("quixstreams", "serdes.quix")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,10 @@ class Example:
     @property
     def needs_servers(self) -> bool:
         return any(k in self.code for k in SERVER_MARKERS)
+
+    @property
+    def needs_quix(self) -> bool:
+        return any(k in self.code for k in QUIX_MARKERS)
 
 
 def examples() -> List[Example]:
@@ -55,8 +63,9 @@ def examples() -> List[Example]:
     return out
 
 
-def example_params(needs_servers: bool) -> List[Any]:
-    return [pytest.param(e, id=e.where) for e in examples() if e.needs_servers == needs_servers]
+def example_params(needs_servers: bool, needs_quix: bool = False) -> List[Any]:
+    return [pytest.param(e, id=e.where) for e in examples()
+            if e.needs_servers == needs_servers and e.needs_quix == needs_quix]
 
 
 def run_block(code: str) -> str:

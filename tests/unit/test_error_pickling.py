@@ -23,6 +23,7 @@ from serdes import RecordLocation, SerdesError
 from serdes.protobuf.compat import CompatibilityResult, Incompatibility
 
 HAVE_PYFLINK = importlib.util.find_spec("pyflink") is not None
+HAVE_QUIXSTREAMS = importlib.util.find_spec("quixstreams") is not None  # serdes.quix (the quix extra)
 
 # Exceptions that never reach a user: raised and caught inside one module (a generator telling its
 # caller to fall back to fastavro, a check telling compile_generated to refuse the code).
@@ -37,6 +38,8 @@ def _walk() -> List[type]:
     for info in pkgutil.walk_packages(serdes.__path__, "serdes."):
         name = info.name
         if name.endswith("__main__") or (name.startswith(("serdes.flink", "serdes.demo")) and not HAVE_PYFLINK):
+            continue
+        if name == "serdes.quix" and not HAVE_QUIXSTREAMS:
             continue
         module = importlib.import_module(name)
         for _, obj in inspect.getmembers(module, inspect.isclass):

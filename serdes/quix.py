@@ -21,7 +21,7 @@ outage.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Mapping, NoReturn, Optional, Tuple, Type, Union, cast
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, Mapping, NoReturn, Optional, Tuple, Type, TypeVar, Union, cast
 
 try:
     from quixstreams.models.serializers import avro as _quix_avro
@@ -106,6 +106,18 @@ def _reraise(exc: BaseException) -> NoReturn:
     raise SerializationError(str(exc)) from exc
 
 
+T = TypeVar("T")
+
+
+def _run(serde: Callable[[Any, SerializationContext], T], value: Any, ctx: SerializationContext,
+         failures: Tuple[Type[BaseException], ...] = _SERDES_FAILURES) -> T:
+    """``serde(value, ctx)``, its failures re-raised as quixstreams' (:func:`_reraise`)."""
+    try:
+        return serde(value, ctx)
+    except failures as exc:
+        _reraise(exc)
+
+
 # quixstreams' AvroDeserializer builds confluent-kafka's deserializer when given a client config;
 # serdes.quix passes this one only to get past its "schema or registry" check and drops the
 # deserializer it builds (SchemaRegistryClient connects lazily: nothing is sent to this URL)
@@ -144,10 +156,7 @@ class AvroSerializer(_quix_avro.AvroSerializer):
         if self._serdes is None:
             out: bytes = super().__call__(value, ctx)
             return out
-        try:
-            written = self._serdes(value, ctx)
-        except _AVRO_WRITE_FAILURES as exc:
-            _reraise(exc)
+        written = _run(self._serdes, value, ctx, _AVRO_WRITE_FAILURES)
         assert written is not None  # a None value is not serialized: quixstreams skips it
         return written
 
@@ -189,10 +198,7 @@ class AvroDeserializer(_quix_avro.AvroDeserializer):
         if self._serdes is None:
             out: Union[Iterable[Mapping[Any, Any]], Mapping[Any, Any]] = super().__call__(value, ctx)
             return out
-        try:
-            decoded: Mapping[Any, Any] = self._serdes(value, ctx)
-        except _AVRO_READ_FAILURES as exc:
-            _reraise(exc)
+        decoded: Mapping[Any, Any] = _run(self._serdes, value, ctx, _AVRO_READ_FAILURES)
         return decoded
 
 
@@ -229,10 +235,7 @@ class ProtobufSerializer(_quix_protobuf.ProtobufSerializer):
             out: Union[str, bytes] = super().__call__(value, ctx)
             return out
         msg = value if isinstance(value, self._message_class) else self._from_dict(value)
-        try:
-            written = self._serdes(msg, ctx)
-        except _SERDES_FAILURES as exc:
-            _reraise(exc)
+        written = _run(self._serdes, msg, ctx)
         assert written is not None
         return written
 
@@ -284,10 +287,7 @@ class ProtobufDeserializer(_quix_protobuf.ProtobufDeserializer):
         if self._serdes is None:
             out: Union[Iterable[Mapping[Any, Any]], Mapping[Any, Any], Message] = super().__call__(value, ctx)
             return out
-        try:
-            msg: Message = self._serdes(value, ctx)
-        except _PROTOBUF_READ_FAILURES as exc:
-            _reraise(exc)
+        msg: Message = _run(self._serdes, value, ctx, _PROTOBUF_READ_FAILURES)
         if not self._as_dict:
             return msg
         # quixstreams' conversion
@@ -329,10 +329,7 @@ class JSONSerializer(_quix_json.JSONSerializer):
         if self._serdes is None:
             out: Union[str, bytes] = super().__call__(value, ctx)
             return out
-        try:
-            written = self._serdes(value, ctx)
-        except _SERDES_FAILURES as exc:
-            _reraise(exc)
+        written = _run(self._serdes, value, ctx)
         assert written is not None
         return written
 
@@ -366,8 +363,5 @@ class JSONDeserializer(_quix_json.JSONDeserializer):
         if self._serdes is None:
             out: Union[Iterable[Mapping[Any, Any]], Mapping[Any, Any]] = super().__call__(value, ctx)
             return out
-        try:
-            decoded: Mapping[Any, Any] = self._serdes(value, ctx)
-        except _SERDES_FAILURES as exc:
-            _reraise(exc)
+        decoded: Mapping[Any, Any] = _run(self._serdes, value, ctx)
         return decoded

@@ -281,6 +281,8 @@ def union(members: Sequence[Type]) -> Type:
                 seen.append(part)
     if not seen:
         return NONE
+    if any(isinstance(s, Prim) and s.kind == "any" for s in seen):
+        return ANY  # Any takes None too
     inner: Type = seen[0] if len(seen) == 1 else UnionOf(tuple(seen))
     return Opt(inner) if nullable else inner
 
@@ -474,6 +476,9 @@ def _is_plain_literal(code: str) -> bool:
     return v is None or isinstance(v, (bool, int, float, str, bytes))
 
 
+_MSGSPEC_REFUSED = re.compile(r'[\\"\x00-\x1f]')
+
+
 def _field_lines(f: FieldSpec, style: str, budget: Budget, owner: str) -> str:
     ann = annotation(f.type)
     args: List[str] = []
@@ -497,6 +502,11 @@ def _field_lines(f: FieldSpec, style: str, budget: Budget, owner: str) -> str:
             return f"    {f.attr}: {ann} = {args[0][len('default='):]}"
         return f"    {f.attr}: {ann} = dataclasses.field({', '.join(args)})"
     if renamed:
+        if _MSGSPEC_REFUSED.search(f.wire):
+            raise CodegenError(
+                f"field {f.wire!r} of {owner!r}: msgspec refuses field names with a backslash, a double quote or a "
+                "control character (the dataclass style takes any name)"
+            )
         args.append(f"name={f.wire!r}")
     if not args:
         return f"    {f.attr}: {ann}"

@@ -1,0 +1,93 @@
+"""``python -m serdes.codegen``: a schema file or a registered schema -> a Python module of classes.
+
+Exit codes: 0 done; 2 bad input (arguments, an unreadable file, a schema the generator refuses); 1
+the registry failed (unreachable, refused, an answer that is not a registry's).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, Callable, List, Optional
+
+from .._errors import RegistryError, SerdesError
+from . import STYLES, generate, generate_from_registry
+
+_KINDS = {"avro": "AVRO", "protobuf": "PROTOBUF", "jsonschema": "JSON"}
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m serdes.codegen",
+        description="Generate typed classes (dataclasses or msgspec.Struct) from an Avro, Protobuf or JSON schema.",
+    )
+    sub = p.add_subparsers(dest="kind", required=True, metavar="{avro,protobuf,jsonschema,registry}")
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--style", choices=STYLES, default="dataclass", help="class style (default: dataclass)")
+        sp.add_argument("-o", "--output", metavar="OUT.py", help="write the module here (default: stdout)")
+
+    for kind, what in (("avro", "an Avro schema (.avsc)"), ("protobuf", "a .proto file"),
+                       ("jsonschema", "a JSON Schema (.json)")):
+        sp = sub.add_parser(kind, help=f"classes from {what}")
+        sp.add_argument("file", metavar="FILE", help=f"{what}; '-' reads stdin")
+        common(sp)
+    sp = sub.add_parser("registry", help="classes from a registered schema (its schemaType picks the generator)")
+    sp.add_argument("--url", required=True, help="Schema Registry URL")
+    sp.add_argument("--subject", required=True)
+    sp.add_argument("--version", default="latest", help="a version number or 'latest' (default)")
+    common(sp)
+    return p
+
+
+def main(argv: Optional[List[str]] = None, client_factory: Optional[Callable[[str], Any]] = None) -> int:
+    """The command line; ``client_factory(url)`` makes the registry client (default: confluent-kafka's
+    ``SchemaRegistryClient``). Returns the exit code."""
+    args = _parser().parse_args(argv)
+    try:
+        if args.kind == "registry":
+            version: Any = args.version
+            if version != "latest":
+                try:
+                    version = int(version)
+                except ValueError:
+                    return _fail(f"--version must be a number or 'latest', not {version!r}", 2)
+            if client_factory is None:
+                from confluent_kafka.schema_registry import SchemaRegistryClient
+
+                def client_factory(url: str) -> Any:
+                    return SchemaRegistryClient({"url": url, "timeout": 30})
+
+            source = generate_from_registry(client_factory(args.url), args.subject, version, args.style)
+        else:
+            try:
+                if args.file == "-":
+                    text = sys.stdin.read()
+                else:
+                    with open(args.file, encoding="utf-8") as f:
+                        text = f.read()
+            except (OSError, UnicodeDecodeError) as e:
+                return _fail(f"cannot read {args.file}: {e}", 2)
+            source = generate(text, _KINDS[args.kind], args.style)
+    except RegistryError as e:
+        return _fail(f"registry error: {e}", 1)
+    except (SerdesError, ValueError) as e:
+        return _fail(str(e), 2)
+    if args.output:
+        try:
+            with open(args.output, "w", encoding="utf-8") as f:
+                f.write(source)
+        except OSError as e:
+            return _fail(f"cannot write {args.output}: {e}", 2)
+    else:
+        sys.stdout.write(source)
+    return 0
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"serdes.codegen: error: {message}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

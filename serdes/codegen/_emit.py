@@ -135,10 +135,10 @@ def _sanitize(name: str, prefix: str) -> str:
     s = _NOT_IDENT.sub("_", name)
     if not s or s[0].isdigit():
         s = prefix + s
-    if s.startswith("__"):  # class-private name mangling applies inside class bodies
-        s = prefix + s
     if keyword.iskeyword(s) or keyword.issoftkeyword(s):
         s += "_"
+    if s.startswith("__"):  # class-private name mangling applies inside class bodies
+        s = prefix + s
     return s
 
 

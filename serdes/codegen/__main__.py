@@ -7,8 +7,9 @@ the registry failed (unreachable, refused, an answer that is not a registry's).
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from .._errors import RegistryError, SerdesError
 from . import STYLES, generate, generate_from_registry
@@ -16,7 +17,7 @@ from . import STYLES, generate, generate_from_registry
 _KINDS = {"avro": "AVRO", "protobuf": "PROTOBUF", "jsonschema": "JSON"}
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m serdes.codegen",
         description="Generate typed classes (dataclasses or msgspec.Struct) from an Avro, Protobuf or JSON schema.",
@@ -24,18 +25,22 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="kind", required=True, metavar="{avro,protobuf,jsonschema,registry}")
 
     def common(sp: argparse.ArgumentParser) -> None:
-        sp.add_argument("--style", choices=STYLES, default="dataclass", help="class style (default: dataclass)")
-        sp.add_argument("-o", "--output", metavar="OUT.py", help="write the module here (default: stdout)")
+        sp.add_argument("--style", choices=STYLES, default="dataclass",
+                        help="dataclasses.dataclass or msgspec.Struct classes (default: dataclass)")
+        sp.add_argument("-o", "--output", metavar="OUT.py", help="write the module to this file (default: stdout)")
 
     for kind, what in (("avro", "an Avro schema (.avsc)"), ("protobuf", "a .proto file"),
                        ("jsonschema", "a JSON Schema (.json)")):
         sp = sub.add_parser(kind, help=f"classes from {what}")
-        sp.add_argument("file", metavar="FILE", help=f"{what}; '-' reads stdin")
+        sp.add_argument("file", metavar="FILE", help=f"{what}, '-' for stdin (no default: required)")
         common(sp)
     sp = sub.add_parser("registry", help="classes from a registered schema (its schemaType picks the generator)")
-    sp.add_argument("--url", required=True, help="Schema Registry URL")
-    sp.add_argument("--subject", required=True)
-    sp.add_argument("--version", default="latest", help="a version number or 'latest' (default)")
+    sp.add_argument("--url", required=True, help="the Schema Registry's URL (no default: required)")
+    sp.add_argument("--subject", required=True, help="the subject (no default: required)")
+    sp.add_argument("--version", default="latest", help="a version number or 'latest' (default: latest)")
+    sp.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a SchemaRegistryClient setting, e.g. basic.auth.user.info=user:secret; repeatable "
+                         "(default: none)")
     common(sp)
     return p
 
@@ -43,7 +48,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None, client_factory: Optional[Callable[[str], Any]] = None) -> int:
     """The command line; ``client_factory(url)`` makes the registry client (default: confluent-kafka's
     ``SchemaRegistryClient``). Returns the exit code."""
-    args = _parser().parse_args(argv)
+    args = build_parser().parse_args(argv)
     try:
         if args.kind == "registry":
             version: Any = args.version
@@ -53,12 +58,19 @@ def main(argv: Optional[List[str]] = None, client_factory: Optional[Callable[[st
                 except ValueError:
                     return _fail(f"--version must be a number or 'latest', not {version!r}", 2)
             if client_factory is None:
-                from confluent_kafka.schema_registry import SchemaRegistryClient
+                conf: Dict[str, Any] = {"timeout": 30}
+                for item in args.conf:
+                    key, sep, value = item.partition("=")
+                    if not sep or not key:
+                        return _fail(f"--conf takes KEY=VALUE, not {item!r}", 2)
+                    conf[key] = _conf_value(value)
+                client_factory = functools.partial(_client, conf)
 
-                def client_factory(url: str) -> Any:
-                    return SchemaRegistryClient({"url": url, "timeout": 30})
-
-            source = generate_from_registry(client_factory(args.url), args.subject, version, args.style)
+            try:
+                client = client_factory(args.url)
+            except (TypeError, ValueError) as e:  # confluent-kafka's checks of the client settings
+                return _fail(f"registry client settings: {e}", 2)
+            source = generate_from_registry(client, args.subject, version, args.style)
         else:
             try:
                 if args.file == "-":
@@ -70,8 +82,10 @@ def main(argv: Optional[List[str]] = None, client_factory: Optional[Callable[[st
                 return _fail(f"cannot read {args.file}: {e}", 2)
             source = generate(text, _KINDS[args.kind], args.style)
     except RegistryError as e:
-        return _fail(f"registry error: {e}", 1)
-    except (SerdesError, ValueError) as e:
+        return _fail(f"registry error: {e.reason}", 1)
+    except SerdesError as e:
+        return _fail(e.reason, 2)
+    except ValueError as e:
         return _fail(str(e), 2)
     if args.output:
         try:
@@ -82,6 +96,22 @@ def main(argv: Optional[List[str]] = None, client_factory: Optional[Callable[[st
     else:
         sys.stdout.write(source)
     return 0
+
+
+def _conf_value(value: str) -> Any:
+    """Numbers as numbers (the client checks their types), everything else as given."""
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _client(conf: Dict[str, Any], url: str) -> Any:
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+
+    return SchemaRegistryClient({**conf, "url": url})
 
 
 def _fail(message: str, code: int) -> int:

@@ -514,6 +514,14 @@ def test_cli_bad_input_exit_code_2(argv: list[str], content: str, message: str, 
     assert message in err and "Traceback" not in err
 
 
+def test_cli_help_is_plain_and_every_flag_has_its_default() -> None:
+    from serdes.codegen.__main__ import build_parser
+
+    from .test_cli_help import _check_help
+
+    _check_help(build_parser())
+
+
 def test_cli_as_a_process(tmp_path: Path) -> None:
     f = tmp_path / "bad.avsc"
     f.write_text('{"type": "record", "name": "R", "fields": [{"name": "a", "type": "Missing"}]}')
@@ -550,6 +558,17 @@ def test_registry_avro_with_references(client: SchemaRegistryClient, capsys: Any
     assert "no such schema" in capsys.readouterr().err
     assert main(["registry", "--url", "mock://x", "--subject", "s", "--version", "x"],
                 client_factory=lambda url: client) == 2
+
+
+def test_cli_registry_client_settings(capsys: Any) -> None:
+    base = ["registry", "--url", "http://127.0.0.1:9", "--subject", "s"]  # the discard port: nothing listens
+    assert main(base + ["--conf", "max.retries=x"]) == 2
+    assert "max.retries must be a number" in capsys.readouterr().err
+    assert main(base + ["--conf", "no-equals-sign"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err
+    assert main(base + ["--conf", "max.retries=0", "--conf", "timeout=5"]) == 1
+    err = capsys.readouterr().err
+    assert "registry error" in err and "unreachable" in err and "Traceback" not in err
 
 
 def test_registry_protobuf_and_json(client: SchemaRegistryClient, load: Any) -> None:

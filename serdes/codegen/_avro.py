@@ -154,10 +154,10 @@ class _Builder:
             size = s.get("size")
             if isinstance(size, bool) or not isinstance(size, int) or size < 0:
                 raise CodegenError(f"Avro fixed {full!r} needs a non-negative integer size")
-            t: Type = _decimal(s) if s.get("logicalType") == "decimal" else (
-                _LOGICAL["uuid"][1] if s.get("logicalType") == "uuid" and size == 16 else PRIMS["bytes"])
+            # (a uuid on fixed(16) decodes as bytes: fastavro reads uuid on strings only)
+            t: Type = _decimal(s) if s.get("logicalType") == "decimal" else PRIMS["bytes"]
             self.built[full] = t
-            return t, s
+            return t, self.placed(s, full)
         if kind == "enum":
             symbols = s.get("symbols")
             if not isinstance(symbols, list):
@@ -171,7 +171,7 @@ class _Builder:
             e.set_symbols(symbols)
             self.built[full] = e
             self.classes.append(e)
-            return e, s
+            return e, self.placed(s, full)
         fields = s.get("fields")
         if not isinstance(fields, list):
             raise CodegenError(f"Avro record {full!r} needs a list of fields")
@@ -191,7 +191,14 @@ class _Builder:
             ft, js = self.type(f.get("type"), space, depth + 1, f"field {fname!r} of {full!r}")
             c.add_field(fname, ft, "default" in f, f.get("default"))
             out_fields.append({**f, "type": js})
-        return c, {**s, "fields": out_fields}
+        return c, self.placed({**s, "fields": out_fields}, full)
+
+    def placed(self, s: Dict[str, Any], full: str) -> Dict[str, Any]:
+        """A definition as it goes into SCHEMA: one from a reference is inlined where it is first
+        used, so it names its namespace (else it would take the enclosing one there)."""
+        if full in self.from_refs and "." not in s["name"]:
+            return {**s, "namespace": full.rsplit(".", 1)[0] if "." in full else ""}
+        return s
 
 
 def _decimal(s: Dict[str, Any]) -> Prim:

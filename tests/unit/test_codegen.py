@@ -21,6 +21,8 @@ from typing import Any, Iterator, Optional, Tuple, Union
 import fastavro
 import msgspec
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from confluent_kafka.schema_registry import Schema, SchemaReference, SchemaRegistryClient
 
 from serdes.codegen import CodegenError, CodegenLimits, generate, generate_from_registry
@@ -205,6 +207,15 @@ def test_avro_references_are_inlined_into_schema(load: Any) -> None:
     fastavro.parse_schema(parsed)  # self-contained: no named_schemas needed
     with pytest.raises(CodegenError, match="com.shared.Address"):
         generate(json.dumps(root), "avro")
+
+
+def test_avro_reference_in_the_null_namespace_keeps_its_name(load: Any) -> None:
+    money = {"type": "record", "name": "Money", "fields": [{"name": "units", "type": "long"}]}
+    root = {"type": "record", "name": "Price", "namespace": "com.example", "fields": [{"name": "m", "type": "Money"}]}
+    mod = load(generate(json.dumps(root), "avro", references={"Money": json.dumps(money)}))
+    assert mod.Money.__serdes_name__ == "Money"
+    parsed = fastavro.parse_schema(json.loads(mod.SCHEMA))
+    assert "Money" in parsed["__named_schemas"] and "com.example.Money" not in parsed["__named_schemas"]
 
 
 @pytest.mark.parametrize("schema, match", [
@@ -608,3 +619,27 @@ def test_registry_reference_fetches_are_bounded(client: SchemaRegistryClient) ->
     assert len(calls) <= 4
     with pytest.raises(CodegenError, match="deeper than 2"):
         generate_from_registry(Counting(), "t5", limits=CodegenLimits(max_depth=2))
+
+
+# -- any names at all --------------------------------------------------------------------------------
+_NAMES = st.text(min_size=1, max_size=12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(record=_NAMES, names=st.lists(_NAMES, min_size=1, max_size=6, unique=True),
+       symbols=st.lists(_NAMES, min_size=1, max_size=4, unique=True), default=st.text(max_size=8))
+def test_any_names_give_safe_code_that_keeps_them(record: str, names: list[str], symbols: list[str], default: str,
+                                                   load: Any) -> None:
+    fields_ = [{"name": n, "type": "string", "default": default} for n in names]
+    fields_.append({"name": "__the_enum", "type": {"type": "enum", "name": "E" + record, "symbols": symbols}})
+    schema = {"type": "record", "name": record, "fields": fields_}
+    src = generate(json.dumps(schema), "avro", "dataclass")
+    assert_safe(src)
+    mod = load(src)
+    cls = next(getattr(mod, n) for n in mod.__all__ if dataclasses.is_dataclass(getattr(mod, n)))
+    assert cls.__serdes_name__ == record
+    assert [w for w, _ in fields(cls).values()] == names + ["__the_enum"]
+    assert all(getattr(cls(**{a: None for a in fields(cls) if not fields(cls)[a][1]}), a) == default
+               for a, (w, _) in fields(cls).items() if w != "__the_enum")
+    enum_cls = hints(cls)[list(fields(cls))[-1]]
+    assert [m.value for m in enum_cls] == symbols

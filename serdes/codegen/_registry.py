@@ -7,6 +7,7 @@ from collections import deque
 from typing import Any, Deque, Dict, Set, Tuple, Union
 
 from .._registry import checked_schema, registry_call
+from ..protobuf._schemas import fetch_version
 from ._emit import Budget, CodegenError, CodegenLimits
 
 __all__ = ["fetch"]
@@ -27,6 +28,11 @@ def fetch(client: Any, subject: str, version: Union[int, str], limits: CodegenLi
         got = registry_call(what, lambda: client.get_version(subject, version))
     schema = checked_schema(what, getattr(got, "schema", None), None, None)
     schema_type = (schema.schema_type or "AVRO").upper()
+    protobuf = schema_type == "PROTOBUF"
+    if protobuf and isinstance(getattr(got, "version", None), int):
+        # a serialized descriptor where the registry has one: no protoc needed (Confluent serves
+        # .proto source unless asked); serdes' deserializer fetches the same way
+        schema = checked_schema(what, fetch_version(client, subject, got.version).schema, None, None)
     refs: Dict[str, str] = {}
     seen: Set[Tuple[str, int]] = set()
     todo: Deque[Tuple[Any, int]] = deque((r, 1) for r in schema.references or [])
@@ -43,7 +49,10 @@ def fetch(client: Any, subject: str, version: Union[int, str], limits: CodegenLi
         if len(seen) > limits.max_references:
             raise CodegenError(f"the schema pulls more than {limits.max_references} references from the registry")
         ref_what = f"fetching reference {name!r} ({ref_subject!r} version {ref_version})"
-        ref_got = registry_call(ref_what, functools.partial(client.get_version, ref_subject, ref_version))
+        if protobuf:
+            ref_got = fetch_version(client, ref_subject, ref_version)
+        else:
+            ref_got = registry_call(ref_what, functools.partial(client.get_version, ref_subject, ref_version))
         ref_schema = checked_schema(ref_what, getattr(ref_got, "schema", None), None, None)
         refs.setdefault(name, str(ref_schema.schema_str))
         todo.extend((r, depth + 1) for r in ref_schema.references or [])

@@ -85,6 +85,21 @@ def test_protobuf_with_imports_from_real_registry(registry_url: str, unique_name
     assert mod.Address.__serdes_name__ == "serdes.test.common.Address"  # from the referenced subject
 
 
+def test_protobuf_source_registered_as_text(registry_url: str, unique_name: str, tmp_path: Path) -> None:
+    # what a Java client registers: .proto source, with a well-known import
+    from serdes.codegen import generate_from_registry
+
+    client = registry_client(registry_url)
+    text = 'syntax = "proto3";\npackage it;\nimport "google/protobuf/timestamp.proto";\n' \
+           "message Event { string id = 1; google.protobuf.Timestamp at = 2; repeated int32 n = 3; }\n"
+    client.register_schema(f"{unique_name}-value", Schema(text, "PROTOBUF"))
+    out = tmp_path / "events.py"
+    out.write_text(generate_from_registry(client, f"{unique_name}-value"), encoding="utf-8")
+    mod = _load(out)
+    assert mod.Event.__serdes_name__ == "it.Event" and mod.Timestamp.__serdes_name__ == "google.protobuf.Timestamp"
+    assert mod.Event() == mod.Event(id="", at=None, n=[])
+
+
 def test_unknown_subject_and_unreachable_registry(registry_url: str, capsys: Any) -> None:
     assert main(["registry", "--url", registry_url, "--subject", f"nope-{uuid.uuid4().hex}"]) == 2
     err = capsys.readouterr().err

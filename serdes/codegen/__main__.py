@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional
 
 from .._errors import RegistryError, SerdesError
 from . import STYLES, generate, generate_from_registry
+from ._emit import DEFAULT_CODEGEN_LIMITS
 
 _KINDS = {"avro": "AVRO", "protobuf": "PROTOBUF", "jsonschema": "JSON"}
 
@@ -73,11 +74,13 @@ def main(argv: Optional[List[str]] = None, client_factory: Optional[Callable[[st
             source = generate_from_registry(client, args.subject, version, args.style)
         else:
             try:
+                # one character past the bound is enough for generate() to refuse an oversized file
+                most = DEFAULT_CODEGEN_LIMITS.max_schema_chars + 1
                 if args.file == "-":
-                    text = sys.stdin.read()
+                    text = sys.stdin.read(most)
                 else:
                     with open(args.file, encoding="utf-8") as f:
-                        text = f.read()
+                        text = f.read(most)
             except (OSError, UnicodeDecodeError) as e:
                 return _fail(f"cannot read {args.file}: {e}", 2)
             source = generate(text, _KINDS[args.kind], args.style)

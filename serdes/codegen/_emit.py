@@ -19,7 +19,7 @@ import keyword
 import math
 import re
 import uuid
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, List, Optional, Sequence, Set, Tuple, Union
 
 from .._errors import SchemaMismatchError
 from .._limits import DEFAULT_LIMITS
@@ -572,7 +572,3 @@ def check_source(src: str) -> str:
     except (SyntaxError, RecursionError, MemoryError, ValueError) as e:
         raise CodegenError(f"the generated module does not compile ({type(e).__name__}: {e})") from None
     return src
-
-
-def as_dict(v: Any) -> Dict[str, Any]:
-    return v if isinstance(v, dict) else {}

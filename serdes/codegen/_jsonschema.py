@@ -9,6 +9,7 @@ reference name); nothing is fetched. Each referenced object is one class, recurs
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Dict, List, Optional, Set, Tuple, Union
 from urllib.parse import unquote
@@ -31,7 +32,8 @@ def _pascal(hint: str) -> str:
 
 
 def _scalar(v: Any) -> bool:
-    return v is None or isinstance(v, (bool, int, float, str))
+    """A value ``typing.Literal`` takes as its repr (NaN and infinities have no literal)."""
+    return v is None or isinstance(v, (bool, int, str)) or (isinstance(v, float) and math.isfinite(v))
 
 
 class _Builder:

@@ -376,6 +376,14 @@ def test_jsonschema_references_and_errors(load: Any) -> None:
         generate("{", "json")
 
 
+def test_jsonschema_literals(load: Any) -> None:
+    schema = '{"title": "L", "type": "object", "properties": {"a": {"enum": [1, 2.5, true, null]}, ' \
+             '"b": {"const": "x"}, "c": {"enum": [NaN, 1]}, "d": {"enum": [[1], {"a": 1}]}}}'
+    mod = load(generate(schema, "json"))
+    assert hints(mod.L) == {"a": Optional[typing.Literal[1, 2.5, True, None]], "b": Optional[typing.Literal["x"]],
+                            "c": Any, "d": Any}
+
+
 def test_jsonschema_all_of_merges_objects(load: Any) -> None:
     schema = {"title": "Both", "allOf": [{"$ref": "#/$defs/A"}, {"properties": {"b": {"type": "integer"}}, "required": ["b"]}],
               "$defs": {"A": {"type": "object", "properties": {"a": {"type": "string"}}}}}

@@ -115,10 +115,15 @@ _ASCII_IDENT = re.compile(r"[A-Za-z_][0-9A-Za-z_]*\Z")
 #: of the same name would shadow what the annotations and defaults refer to
 _MODULE_NAMES = frozenset({"dataclasses", "datetime", "decimal", "enum", "typing", "uuid", "msgspec", "SCHEMA"})
 _RESERVED_CLASS_NAMES = _MODULE_NAMES | frozenset(dir(builtins))
-#: field names a class body must not bind: the field constructor it calls after them
-_RESERVED_FIELD_NAMES = frozenset({"dataclasses", "msgspec"})
+#: field names a class body must not bind: the field constructor it calls after them, and the
+#: builtins the annotations name (annotations resolve in the module first, then in the class, where
+#: a field ``str = 'x'`` would turn every later ``str`` into the forward reference ``'x'``)
+_ANNOTATION_BUILTINS = frozenset({"str", "int", "float", "bool", "bytes", "list", "dict"})
+_RESERVED_FIELD_NAMES = frozenset({"dataclasses", "msgspec"}) | _ANNOTATION_BUILTINS
 #: enum member names that would replace Enum's or str's own attributes
-_RESERVED_MEMBER_NAMES = frozenset({"name", "value", "mro"}) | frozenset(n for n in dir(str) if not n.startswith("_"))
+_RESERVED_MEMBER_NAMES = (
+    frozenset({"name", "value", "mro"}) | frozenset(n for n in dir(str) if not n.startswith("_")) | _ANNOTATION_BUILTINS
+)
 
 
 def is_plain_identifier(name: str) -> bool:

@@ -234,6 +234,22 @@ def test_avro_bad_schemas_are_codegen_errors(schema: Any, match: str) -> None:
         generate(json.dumps(schema), "avro")
 
 
+@pytest.mark.parametrize("style", STYLES)
+def test_field_names_that_shadow_what_annotations_use(style: str, load: Any) -> None:
+    schema = {"type": "record", "name": "Order", "fields": [
+        {"name": "Address", "type": ["null", {"type": "record", "name": "Address", "fields": []}], "default": None},
+        {"name": "Status", "type": {"type": "enum", "name": "Status", "symbols": ["A"]}, "default": "A"},
+        {"name": "typing", "type": ["null", "string"], "default": None},
+        {"name": "str", "type": "string", "default": "x"}, {"name": "int", "type": "int", "default": 3},
+        {"name": "x", "type": "string", "default": "y"}, {"name": "n", "type": "int", "default": 1},
+    ]}
+    mod = load(generate(json.dumps(schema), "avro", style))
+    assert hints(mod.Order) == {"Address": Optional[mod.Address], "Status": mod.Status, "typing": Optional[str],
+                                "str_": str, "int_": int, "x": str, "n": int}
+    assert fields(mod.Order)["str_"] == ("str", True)
+    assert mod.Order().Status is mod.Status.A
+
+
 # -- Protobuf ----------------------------------------------------------------------------------------
 ORDER_PROTO = """
 syntax = "proto3";

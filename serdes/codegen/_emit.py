@@ -72,8 +72,9 @@ class Budget:
         self.types = 0
         self.fields = 0
 
-    def name(self, name: Any, what: str) -> str:
-        if not isinstance(name, str) or not name:
+    def name(self, name: Any, what: str, empty: bool = False) -> str:
+        """``name`` if it is a string within the length bound (``empty``: "" is allowed too)."""
+        if not isinstance(name, str) or not (name or empty):
             raise CodegenError(f"{what} must be a non-empty string, not {_short(name)}")
         if len(name) > self.limits.max_name_length:
             raise CodegenError(

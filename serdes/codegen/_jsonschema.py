@@ -193,7 +193,7 @@ class _Builder:
     def enum(self, s: Dict[str, Any], values: List[str], hint: str, name: str,
              key: Optional[Tuple[str, str]]) -> EnumSpec:
         for v in values:
-            self.budget.name(v, f"a value of enum {name!r}")
+            self.budget.name(v, f"a value of enum {name!r}", empty=True)
             self.budget.add_field(name)
         if len(set(values)) != len(values):
             raise CodegenError(f"{name}: enum repeats a value")
@@ -226,7 +226,7 @@ class _Builder:
         if not isinstance(required, list):
             raise CodegenError(f"{name}: required must be a list")
         for prop, sub in props.items():
-            self.budget.name(prop, f"a property of {name!r}")
+            self.budget.name(prop, f"a property of {name!r}", empty=True)
             self.budget.add_field(f"{name}.{prop}")
             where = f"{name}/properties/{prop}"
             t = self.type(sub, doc, depth + 1, prop, where)

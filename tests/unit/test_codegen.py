@@ -396,6 +396,8 @@ def test_jsonschema_literals(load: Any) -> None:
     schema = '{"title": "L", "type": "object", "properties": {"a": {"enum": [1, 2.5, true, null]}, ' \
              '"b": {"const": "x"}, "c": {"enum": [NaN, 1]}, "d": {"enum": [[1], {"a": 1}]}}}'
     mod = load(generate(schema, "json"))
+    empty = load(generate(json.dumps({"title": "E", "properties": {"": {"enum": ["", "a"]}}}), "json"))
+    assert fields(empty.E) == {"f": ("", True)} and [m.value for m in hints(empty.E)["f"].__args__[0]] == ["", "a"]
     assert hints(mod.L) == {"a": Optional[typing.Literal[1, 2.5, True, None]], "b": Optional[typing.Literal["x"]],
                             "c": Any, "d": Any}
 

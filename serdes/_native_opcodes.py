@@ -18,7 +18,7 @@ __all__ = ["tables"]
 NULL, BOOL, LONG, FLOAT, DOUBLE, STRING, BYTES, FIXED, ENUM, ARRAY, MAP, UNION, RECORD, MISMATCH = range(14)
 # decoder post-processing kinds: what is done to a value once read
 (P_NONE, P_FLOAT, P_ENCODE, P_DECODE, P_TS_MS, P_TS_US, P_LTS_MS, P_LTS_US, P_DATE, P_UUID, P_DECIMAL,
- P_CALL) = range(12)
+ P_CALL, P_NEW) = range(13)
 # encoder nodes (rust/src/avro_encode/program.rs); a general union's branch kinds are these too
 (E_NULL, E_BOOLEAN, E_INT, E_LONG, E_FLOAT, E_DOUBLE, E_STRING, E_BYTES, E_FIXED, E_ENUM, E_ARRAY, E_MAP,
  E_NULLABLE, E_UNION, E_RECORD, E_LOGICAL) = range(16)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, Mapping, Optional, Tuple
 
 from fastavro import schemaless_writer
 from fastavro.validation import ValidationError as _FaValidationError
@@ -43,13 +43,13 @@ __all__ = [
 
 def _decoder(
     writer: Any, reader: Any, return_record_name: bool, with_ctx: bool, has_from_dict: bool, limits: Limits,
-    check_resolution: bool,
+    check_resolution: bool, makers: Optional[Mapping[str, Any]] = None,
 ) -> Tuple[str, Dict[str, Any]]:
     """The decoder's source and namespace; with ``check_resolution``, SchemaMismatchError when the
     writer schema can never be read with the reader schema."""
     try:
         writer, reader = decoder_schemas(writer, reader, limits)
-        gen = DecoderGenerator(writer, reader, return_record_name, limits)
+        gen = DecoderGenerator(writer, reader, return_record_name, limits, makers)
         src = gen.decoder_module(with_ctx, has_from_dict)
     except RecursionError:
         raise too_deep_to_build(limits) from None
@@ -99,11 +99,12 @@ def decoder_builder(
     from_dict: Optional[Callable[[Any, Any], Any]] = None,
     with_ctx: bool = True,
     limits: Limits = DEFAULT_LIMITS,
+    makers: Optional[Mapping[str, Any]] = None,
 ) -> Callable[[], Callable[..., Any]]:
     """:func:`compile_decoder` in two steps: the schema checks and the generation run now (and
     raise what :func:`compile_decoder` raises for the schemas); the returned ``build()`` compiles
     the source (the costly step, :func:`serdes.avro._exec.compile_generated`)."""
-    src, ns = _decoder(writer, reader, return_record_name, with_ctx, from_dict is not None, limits, True)
+    src, ns = _decoder(writer, reader, return_record_name, with_ctx, from_dict is not None, limits, True, makers)
     ns["from_dict"] = from_dict
     return lambda: compile_generated(src, "decoder", ns, "decode")
 

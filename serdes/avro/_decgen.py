@@ -40,7 +40,7 @@ its own, so any schema depth compiles.
 from __future__ import annotations
 
 from decimal import Context
-from typing import Any, Callable, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Set, Tuple
 
 from fastavro._read_common import SchemaResolutionError
 from fastavro.const import AVRO_TYPES
@@ -52,6 +52,7 @@ from ._generator import (
     COMPOSITE, FIELD_GROUP, Generator, Unsupported, is_raw_bytes, named_types, parse, type_of,
 )
 from ._runtime import DECODER_NAMESPACE, DecimalSpec, default_copier
+from ._typed import EnumMembers, RecordMaker
 
 _fa_match_schemas: Optional[Callable[..., Any]]
 _fa_match_types: Optional[Callable[..., Any]]
@@ -64,6 +65,7 @@ except Exception:  # pragma: no cover - fastavro layout change
 
 __all__ = [
     "DecoderGenerator", "decimal_spec", "decoder_schemas", "enum_table", "is_plain_decimal", "logical_reader", "match_schemas",
+    "typed_key", "typed_maker", "typed_symbols",
     "match_types", "promotion", "resolve_fields", "union_branch_name", "union_branch_reader",
 ]
 
@@ -124,6 +126,29 @@ def logical_reader(w: Any) -> Optional[Tuple[str, Any, bool]]:
     if fn is None:
         return None
     return key, fn, fn is _BUILTIN_LOGICAL.get(key)
+
+
+def typed_maker(makers: Mapping[str, Any], rt: Any, w: Any, r: Any) -> Any:
+    """The typed-record maker (:mod:`serdes.avro._typed`) that finishes a value of writer schema
+    ``w`` read as ``r``: keyed by the reader's full name (the writer's without a reader)."""
+    if not makers or rt not in ("record", "error", "enum"):
+        return None
+    name = r.get("name") if isinstance(r, dict) else r if isinstance(r, str) else w.get("name")
+    return makers.get(name) if isinstance(name, str) else None
+
+
+def typed_symbols(maker: Any, table: List[Optional[str]]) -> List[Any]:
+    """An enum's symbol table with a typed record's enum members in place of the symbols."""
+    if not isinstance(maker, EnumMembers):
+        return table
+    return [None if s is None else maker.members[s] for s in table]
+
+
+def typed_key(maker: Any, name: str) -> str:
+    """A record field's key: its attribute name in a typed record."""
+    if isinstance(maker, RecordMaker):
+        return maker.attribute_of.get(name, name)
+    return name
 
 
 def is_plain_decimal(key: str, w: Any) -> bool:
@@ -236,9 +261,14 @@ class DecoderGenerator(Generator):
     takes (the schema pair can never be read).
     """
 
-    def __init__(self, writer: Any, reader: Any, return_record_name: bool, limits: Limits) -> None:
+    def __init__(
+        self, writer: Any, reader: Any, return_record_name: bool, limits: Limits,
+        makers: Optional[Mapping[str, Any]] = None,
+    ) -> None:
         super().__init__(DECODER_NAMESPACE, limits)
         self.writer, self.reader = writer, reader
+        # typed records (serdes.avro._typed): the function that finishes each named record/enum
+        self.makers = makers or {}
         self.collect_named(writer)
         self.reader_named: Dict[str, Any] = {}
         if reader is not None:
@@ -493,6 +523,10 @@ class DecoderGenerator(Generator):
         else:  # pragma: no cover
             raise Unsupported(rt)
 
+        maker = typed_maker(self.makers, rt, w, r)
+        if isinstance(maker, RecordMaker):
+            out.append(f"{ind}{t} = {self.const(maker.make, 'mk')}({t})")
+            return
         logical = logical_reader(w)
         if logical is not None:
             key, fn, builtin = logical
@@ -535,7 +569,7 @@ class DecoderGenerator(Generator):
 
     def read_enum(self, out: List[str], ind: str, w: Any, r: Any, t: str, cond: bool) -> None:
         syms = w["symbols"]
-        resolved = enum_table(syms, r)
+        resolved = typed_symbols(typed_maker(self.makers, "enum", w, r), enum_table(syms, r))
         table: Dict[int, Any] = {index: s for index, s in enumerate(resolved) if s is not None}
         missing = bool(r) and None in resolved
         tn = self.const(table, "enum")
@@ -656,6 +690,7 @@ class DecoderGenerator(Generator):
         # the writer's fields in order, each read into a reader field (its name, the reader type)
         # or skipped (name None); then the reader's own fields: a default, or a mismatch
         steps: List[Tuple[Optional[str], Any, Any]] = []
+        maker = typed_maker(self.makers, "record", w, r)
         tail: List[Tuple[str, str]] = []
         mismatches: List[str] = []
         default_items = 0
@@ -681,7 +716,7 @@ class DecoderGenerator(Generator):
         parts: List[str] = []
         if len(steps) <= FIELD_GROUP:
             pairs = self.read_fields(out, ind, steps, cond)
-            parts = [f"{k!r}: {v}" for k, v in pairs]
+            parts = [f"{typed_key(maker, k)!r}: {v}" for k, v in pairs]
         else:
             # a wide record: groups of fields, each read by a function of its own returning its
             # part of the record, so no generated function grows with the schema
@@ -692,7 +727,7 @@ class DecoderGenerator(Generator):
 
                 def emit(body: List[str], group: Any = group) -> None:
                     pairs = self.read_fields(body, "    ", group, cond)
-                    body.append("    g = {" + ", ".join(f"{k!r}: {v}" for k, v in pairs) + "}")
+                    body.append("    g = {" + ", ".join(f"{typed_key(maker, k)!r}: {v}" for k, v in pairs) + "}")
 
                 self.outline(fname, emit, "g, pos, _n", False)
                 self.call(out, ind, fname, gv)
@@ -707,7 +742,7 @@ class DecoderGenerator(Generator):
             out.append(f"{ind}    raise _too_many(_MAXI)")
         # field names are repr() literals: the dict display stays a literal (fast), and a name
         # can only ever be a string constant in the code
-        parts.extend(f"{k!r}: {v}" for k, v in tail)
+        parts.extend(f"{typed_key(maker, k)!r}: {v}" for k, v in tail)
         out.append(f"{ind}{t} = {{" + ", ".join(parts) + "}")
 
     def read_fields(

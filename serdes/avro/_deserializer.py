@@ -19,6 +19,8 @@ from .._wire import Frame
 from ._codegen import Unsupported, _is_raw_bytes, compile_validator
 from ._native_decoder import compile_native_decoder
 from ._refs import ReferencesMixin
+from ._typed import record_makers
+from ..typed import FromDict
 
 __all__ = ["AvroDeserializer"]
 
@@ -171,8 +173,16 @@ def compile_avro_decoder(
     decoder that raises :class:`SchemaMismatchError` (built once, raised for every record of that
     writer schema).
     """
+    makers = None
+    if isinstance(from_dict, FromDict) and not return_record_name:
+        # typed records built inside the decoder when the class agrees with the schema
+        makers = record_makers(reader_parsed if reader_parsed is not None else writer_parsed,
+                               from_dict.record_type, writer_parsed if reader_parsed is not None else None)
     try:
         try:
+            if makers is not None:
+                return compile_native_decoder(writer_parsed, reader_parsed, return_record_name, None, limits,
+                                              makers=makers)
             return compile_native_decoder(writer_parsed, reader_parsed, return_record_name, from_dict, limits)
         except Unsupported:
             validate = compile_validator(writer_parsed, limits)

@@ -26,7 +26,7 @@ import datetime as _dt
 import uuid as _uuid
 from decimal import Context, Decimal
 from types import ModuleType
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from fastavro import parse_schema
 from fastavro._read_common import SchemaResolutionError
@@ -36,7 +36,7 @@ from .._errors import CorruptPayloadError, SchemaMismatchError
 from .._limits import DEFAULT_LIMITS, Limits
 from .._native import active
 from .._native_opcodes import (
-    ARRAY, BOOL, BYTES, DOUBLE, ENUM, FIXED, FLOAT, LONG, MAP, MISMATCH, NULL, P_CALL, P_DATE, P_DECIMAL, P_DECODE,
+    ARRAY, BOOL, BYTES, DOUBLE, ENUM, FIXED, FLOAT, LONG, MAP, MISMATCH, NULL, P_CALL, P_DATE, P_NEW, P_DECIMAL, P_DECODE,
     P_ENCODE, P_FLOAT, P_LTS_MS, P_LTS_US, P_NONE, P_TS_MS, P_TS_US, P_UUID, RECORD, STRING, UNION,
 )
 from .._serde import Decoder
@@ -44,10 +44,11 @@ from ._codegen import decoder_builder
 from ._exec import CompiledOnFirstCall
 from ._decgen import (
     DecoderGenerator, decimal_spec, enum_table, is_plain_decimal, logical_reader, match_schemas, promotion,
-    resolve_fields, union_branch_name, union_branch_reader,
+    resolve_fields, typed_key, typed_maker, typed_symbols, union_branch_name, union_branch_reader,
 )
 from ._generator import Unsupported, is_raw_bytes, named_types, type_of
 from ._runtime import default_copier
+from ._typed import RecordMaker
 
 __all__ = ["compile_native_decoder", "lower"]
 
@@ -84,7 +85,9 @@ def _fixed_size(w: Any) -> int:
 
 
 class _Lowering:
-    def __init__(self, writer: Any, reader: Any, return_record_name: bool) -> None:
+    def __init__(self, writer: Any, reader: Any, return_record_name: bool,
+                 makers: Optional[Mapping[str, Any]] = None) -> None:
+        self.makers = makers or {}  # typed records: serdes.avro._typed
         self.wnamed: Dict[str, Any] = {}
         self.rnamed: Dict[str, Any] = {}
         self.wcounts: Dict[str, int] = {}
@@ -192,7 +195,11 @@ class _Lowering:
         raise _Fallback(f"type {rt}")  # pragma: no cover
 
     def post(self, w: Any, r: Any, rt: str) -> Tuple[Any, ...]:
-        """What happens to the value read: a logical type (keyed on the writer), else a promotion."""
+        """What happens to the value read: a typed record's maker, a logical type (keyed on the
+        writer), else a promotion."""
+        maker = typed_maker(self.makers, rt, w, r)
+        if isinstance(maker, RecordMaker):
+            return (P_NEW, maker.cls, maker.set_dict)
         logical = logical_reader(w)
         if logical is not None:
             key, fn, builtin = logical
@@ -208,7 +215,7 @@ class _Lowering:
 
     def enum(self, w: Any, r: Any, post: Tuple[Any, ...]) -> int:
         syms = w["symbols"]
-        table = enum_table(syms, r)
+        table = typed_symbols(typed_maker(self.makers, "enum", w, r), enum_table(syms, r))
         miss: List[Optional[str]] = [
             f"{s} not found in reader symbol list {r.get('name')}, known symbols: {list(r['symbols'])}"
             if r and v is None else None
@@ -244,10 +251,11 @@ class _Lowering:
         actions: List[Tuple[int, int]] = []  # (node, key slot) to read, (skip node, -1) to skip
         defaults: List[Tuple[int, Any, Any, int]] = []
         mismatch: Optional[str] = None
+        maker = typed_maker(self.makers, "record", w, r)
         if not r:
             for f in w["fields"]:
                 actions.append((self.field(f["name"], f["type"], None), len(keys)))
-                keys.append(f["name"])
+                keys.append(typed_key(maker, f["name"]))
         else:
             for f, rf in resolve_fields(w, r):
                 if f is None:
@@ -257,12 +265,12 @@ class _Lowering:
                         defaults.append((len(keys), d, copier, items))
                     elif mismatch is None:
                         mismatch = f"No default value for field {rf['name']} in {r.get('name')}"
-                    keys.append(rf["name"])
+                    keys.append(typed_key(maker, rf["name"]))
                 elif rf is None:
                     actions.append((self.skip(f["type"]), -1))
                 else:
                     actions.append((self.field(rf["name"], f["type"], rf["type"]), len(keys)))
-                    keys.append(rf["name"])
+                    keys.append(typed_key(maker, rf["name"]))
         return (RECORD, post, keys, actions, defaults, mismatch, check)
 
     # -- skip -------------------------------------------------------------------------------------
@@ -298,7 +306,9 @@ class _Lowering:
         return (RECORD, _NOPOST, [], actions, [], None, check)
 
 
-def lower(writer: Any, reader: Any = None, return_record_name: bool = False) -> Tuple[List[Any], int]:
+def lower(
+    writer: Any, reader: Any = None, return_record_name: bool = False, makers: Optional[Mapping[str, Any]] = None,
+) -> Tuple[List[Any], int]:
     """The program for a (writer, reader) pair: ``(nodes, root)``. The schemas must already have
     passed :func:`compile_decoder` (the checks and eager errors run there). Raises ``_Fallback``."""
     writer = parse_schema(writer)
@@ -308,7 +318,7 @@ def lower(writer: Any, reader: Any = None, return_record_name: bool = False) -> 
             reader = None
     if is_raw_bytes(writer):
         raise _Fallback("raw bytes writer")
-    low = _Lowering(writer, reader, return_record_name)
+    low = _Lowering(writer, reader, return_record_name, makers)
     try:
         root = low.read(writer, reader)
     except Unsupported as e:  # the shared resolution helpers' word for a path not reproduced
@@ -323,6 +333,7 @@ def compile_native_decoder(
     from_dict: Optional[Callable[[Any, Any], Any]] = None,
     limits: Limits = DEFAULT_LIMITS,
     native: Optional[ModuleType] = None,
+    makers: Optional[Mapping[str, Any]] = None,
 ) -> Decoder:
     """``decode(data, offset, ctx)`` for one schema pair: the native decoder when the extension is
     active and supports the pair, else the pure generated one (same errors, same values).
@@ -330,12 +341,12 @@ def compile_native_decoder(
     Raises what :func:`compile_decoder` raises (``SchemaMismatchError``, ``Unsupported``)."""
     # the schema checks and eager resolution errors run here, for both implementations; the pure
     # decoder is compiled only when it is the decoder, or when the native one first falls back to it
-    build_pure = decoder_builder(writer, reader, return_record_name, from_dict, limits=limits)
+    build_pure = decoder_builder(writer, reader, return_record_name, from_dict, limits=limits, makers=makers)
     mod = native if native is not None else active()
     if mod is None or not hasattr(mod, "AvroDecoder"):
         return build_pure()
     try:
-        nodes, root = lower(writer, reader, return_record_name)
+        nodes, root = lower(writer, reader, return_record_name, makers)
     except (_Fallback, RecursionError):
         return build_pure()
     try:

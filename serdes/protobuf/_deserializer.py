@@ -26,7 +26,7 @@ from google.protobuf.message_factory import GetMessageClass
 from .._confluent import registry_of, set_message_class
 from .._errors import CorruptPayloadError, RecordLocation, SchemaMismatchError, SerdesError, TruncatedFrameError
 from .._limits import split_limits_conf
-from .._serde import Built, FastDeserializer, ParseStep
+from .._serde import Built, Decoder, FastDeserializer, ParseStep
 from .._wire import Frame, decode_message_indexes, find_schema_id_header, parse_frame, parse_header_value
 from ._descriptor_sets import pool_from_set as _pool_from_set
 from ._schemas import build_pool, fetch_schema, first_message_name, message_at
@@ -60,6 +60,8 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         message_name: full name of the message in ``descriptor_set``.
         output: ``"message"`` (default) or ``"dict"`` (plain Python values: nested dicts, lists,
             enum names, ``None`` for unset fields with presence).
+        from_dict: ``from_dict(dict, ctx)`` applied to each record's dict (``output="dict"``
+            implied), e.g. :func:`serdes.typed.from_dict` of a dataclass (docs/typed.md).
     """
 
     _protobuf = True
@@ -78,9 +80,12 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         descriptor_set: Union[descriptor_pb2.FileDescriptorSet, bytes, None] = None,
         message_name: Optional[str] = None,
         output: str = "message",
+        from_dict: Optional[Callable[[Any, Any], Any]] = None,
     ) -> None:
         if output not in _OUTPUTS:
             raise ValueError(f"output must be one of {_OUTPUTS}, not {output!r}")
+        if from_dict is not None:
+            output = "dict"
         fixed_class: Any = None
         self._set_pool: Optional[descriptor_pool.DescriptorPool] = None
         if message_type is not None:
@@ -118,19 +123,20 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
             set_message_class(self, None)
         self._fixed_class = fixed_class
         self._output = output
+        self._record_from_dict = from_dict
         self._init_fast()
 
     # -- confluent-kafka delegation (schemas with rules, custom schema.id.deserializer) -----------
     def _confluent_call(self, data: Any, ctx: Optional[SerializationContext]) -> Any:
         if not self._dynamic:
-            return self._convert_out(_ConfluentProtobufDeserializer.__call__(self, data, ctx))
+            return self._convert_out(_ConfluentProtobufDeserializer.__call__(self, data, ctx), ctx)
         # Dynamic mode: confluent-kafka decodes into ``self._msg_class``; use a shallow copy bound to
         # the writer's class so concurrent calls for other schemas are not affected.
         frame = self._frame_of(data, ctx)
         cls = self._dynamic_class(frame)
         clone = copy.copy(self)
         set_message_class(clone, cls)
-        return self._convert_out(_ConfluentProtobufDeserializer.__call__(clone, data, ctx))
+        return self._convert_out(_ConfluentProtobufDeserializer.__call__(clone, data, ctx), ctx)
 
     def _frame_of(self, data: Any, ctx: Optional[SerializationContext]) -> Frame:
         loc = RecordLocation.from_ctx(ctx)
@@ -145,9 +151,10 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
         _, fd, _ = build_pool(registry_of(self), writer, schema_id=frame.schema_id, limits=self._limits)
         return GetMessageClass(self._resolve_desc(message_at(fd, frame.message_indexes or [0])))
 
-    def _convert_out(self, msg: Any) -> Any:
+    def _convert_out(self, msg: Any, ctx: Optional[SerializationContext]) -> Any:
         if self._output == "dict" and msg is not None:
-            return dict_converter(msg.DESCRIPTOR)(msg)
+            value = dict_converter(msg.DESCRIPTOR)(msg)
+            return value if self._record_from_dict is None else self._record_from_dict(value, ctx)
         return msg
 
     # -- slow path ----------------------------------------------------------------------------------
@@ -197,6 +204,17 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
         converters: Dict[Any, Callable[[Any], Any]] = {}
         as_dict = self._output == "dict"
+        typed = self._record_from_dict
+
+        def typed_out(decode: Decoder) -> Decoder:
+            """``decode`` followed by ``from_dict`` (when given)."""
+            if typed is None:
+                return decode
+
+            def decode_then_convert(data: Any, offset: int, ctx: Optional[SerializationContext]) -> Any:
+                return typed(decode(data, offset, ctx), ctx)
+
+            return decode_then_convert
         fixed = self._fixed_class
         dynamic = self._dynamic
         resolve_desc = self._resolve_desc
@@ -264,7 +282,7 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                 except DecodeError as e:
                     raise corrupt(e, data, "(header framing) ", ctx) from e
 
-            return decode_headered
+            return typed_out(decode_headered)
 
         root_cls = cls_of((0,))
         root_parse = finish(root_cls)
@@ -272,8 +290,12 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
 
         def step_of(cls: Any) -> ParseStep:
             conv = converter(cls)
-            convert = None if conv is None else (lambda msg, ctx: conv(msg))
-            return ParseStep(cls.FromString, None, convert, decode)
+            convert: Optional[Callable[[Any, Any], Any]] = None
+            if conv is not None and typed is not None:
+                convert = lambda msg, ctx: typed(conv(msg), ctx)  # noqa: E731
+            elif conv is not None:
+                convert = lambda msg, ctx: conv(msg)  # noqa: E731
+            return ParseStep(cls.FromString, None, convert, decode_typed)
 
         parsers: Dict[Tuple[int, ...], Callable[[bytes], Any]] = {(0,): root_parse}
 
@@ -327,4 +349,5 @@ class ProtobufDeserializer(FastDeserializer, _ConfluentProtobufDeserializer):
                     raise corrupt(e, data, "", ctx) from e
             return decode_indexed(data, offset, ctx)
 
+        decode_typed = typed_out(decode)
         return step_of(root_cls)

@@ -27,6 +27,11 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
     ``(topic, field)`` goes through confluent-kafka (subject resolution, reference registration,
     schema registration/lookup); the frame it wrote -- magic byte, id or GUID, message indexes --
     becomes a cached prefix, and later records are ``prefix + msg.SerializeToString()``.
+
+    serdes' addition: ``to_dict=`` (keyword; e.g. :func:`serdes.typed.to_dict` of a dataclass)
+    takes objects of another type: ``msg_type(**to_dict(obj, ctx))`` is the message written (nested
+    dicts and lists build nested and repeated messages, enum names their values, ``None`` leaves a
+    field unset); a value the message does not take raises :class:`serdes.ValidationError`.
     """
 
     _protobuf = True
@@ -35,11 +40,26 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
     _reader_schema_fmt = "serialized"  # as confluent-kafka's ProtobufSerializer asks
     _value_errors = FastSerializer._value_errors + (EncodeError,)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, to_dict: Optional[Callable[[Any, Any], Any]] = None, **kwargs: Any) -> None:
         # serdes.* keys (docs/security.md) leave the conf before confluent-kafka checks it
         args, kwargs, self._limits = split_limits_args(args, kwargs, 2)
         super().__init__(*args, **kwargs)
+        # serdes' addition: objects of another type (serdes.typed.to_dict(cls)) -> a dict -> the message
+        self._record_to_dict = to_dict
         self._init_fast()
+
+    def _to_message(self, obj: Any, ctx: Optional[SerializationContext]) -> Any:
+        """The message ``to_dict`` gives for ``obj`` (serdes' addition; ``obj`` itself without it)."""
+        if self._record_to_dict is None or obj is None:
+            return obj
+        value = self._record_to_dict(obj, ctx)
+        try:
+            return self._message_class()(**value)
+        except (TypeError, ValueError) as e:  # protobuf's words for a field or value it does not take
+            raise ValidationError(
+                f"to_dict's value does not build a {self._message_class().DESCRIPTOR.full_name}: {e}",
+                RecordLocation.from_ctx(ctx),
+            ) from e
 
     def _message_class(self) -> Any:
         """The generated message class (confluent-kafka's ``_msg_class``)."""
@@ -64,6 +84,7 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
         return Schema(schema.schema_str, schema.schema_type, refs)
 
     def _confluent_call(self, obj: Any, ctx: Optional[SerializationContext]) -> Optional[bytes]:
+        obj = self._to_message(obj, ctx)
         if obj is not None and not isinstance(obj, self._message_class()):
             raise self._wrong_type(obj, ctx)
         written: Optional[bytes] = _ConfluentProtobufSerializer.__call__(self, obj, ctx)
@@ -83,8 +104,11 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
         # payload is the same; only the prefix (id, indexes) comes from that schema.
         msg_class = self._message_class()
         wrong_type = self._wrong_type
+        to_message = self._to_message if self._record_to_dict is not None else None
 
         def encode(obj: Any, ctx: Optional[SerializationContext]) -> bytes:
+            if to_message is not None:
+                obj = to_message(obj, ctx)
             if obj.__class__ is not msg_class and not isinstance(obj, msg_class):
                 raise wrong_type(obj, ctx)
             try:
@@ -95,7 +119,7 @@ class ProtobufSerializer(FastSerializer, _ConfluentProtobufSerializer):
                     f"cannot serialize {msg_class.DESCRIPTOR.full_name}: {e}", RecordLocation.from_ctx(ctx)
                 ) from e
 
-        if not prefix:
+        if not prefix or to_message is not None:
             return encode
         # msg_class.__instancecheck__ is isinstance(obj, msg_class) without a Python frame; the
         # unbound SerializeToString serializes any message, hence the check

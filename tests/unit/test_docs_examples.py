@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import sys
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, List, Optional
@@ -69,9 +71,16 @@ def example_params(needs_servers: bool, needs_quix: bool = False) -> List[Any]:
 
 
 def run_block(code: str) -> str:
+    # a module of its own, in sys.modules while it runs, as a script's __main__ is (dataclasses
+    # and typing.get_type_hints look a class's module up there)
+    module = types.ModuleType("__doc_example__")
     buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        exec(compile(code, "<doc example>", "exec"), {"__name__": "__doc_example__"})
+    sys.modules[module.__name__] = module
+    try:
+        with contextlib.redirect_stdout(buf):
+            exec(compile(code, "<doc example>", "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
     return buf.getvalue()
 
 

@@ -18,7 +18,7 @@ use std::io::Write;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDate, PyDateTime, PyFloat, PyString, PyTuple, PyType, PyTzInfo};
+use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyDateTime, PyFloat, PyString, PyTuple, PyType, PyTzInfo};
 
 use super::schema::{Action, Kind, Node, Post, Program};
 use crate::stack::Guard;
@@ -311,6 +311,35 @@ impl Decoder {
                 d.call_method1(pyo3::intern!(py, "scaleb"), (neg_scale.bind(py), ctx.bind(py)))
             }
             Post::Call3(f, w, r) => f.bind(py).call1((v, w.bind(py), r.bind(py))),
+            Post::New { cls, set_dict } => {
+                let cls = cls.bind(py);
+                if !*set_dict {
+                    let kwargs = v
+                        .cast::<PyDict>()
+                        .map_err(|_| PyErr::new::<pyo3::exceptions::PyTypeError, _>("typed record: not a dict"))?;
+                    return cls.call((), Some(kwargs));
+                }
+                // object.__new__(cls) without its argument checks (the lowering checked the class:
+                // a plain dataclass, object's __new__, not abstract), then the dict as __dict__
+                // SAFETY: cls is a live type object; tp_alloc returns a new reference or NULL with
+                // an error set; PyObject_GenericSetDict checks its argument and returns -1 with an
+                // error set on failure
+                unsafe {
+                    let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
+                    let slot = ffi::PyType_GetSlot(tp, ffi::Py_tp_alloc);
+                    let obj = if slot.is_null() {
+                        ffi::PyType_GenericAlloc(tp, 0)
+                    } else {
+                        let alloc: ffi::allocfunc = std::mem::transmute(slot);
+                        alloc(tp, 0)
+                    };
+                    let obj = Bound::from_owned_ptr_or_err(py, obj)?;
+                    if ffi::PyObject_GenericSetDict(obj.as_ptr(), v.as_ptr(), std::ptr::null_mut()) != 0 {
+                        return Err(PyErr::fetch(py));
+                    }
+                    Ok(obj)
+                }
+            }
             // long-only logical types on a non-long value cannot be produced by the lowering
             _ => Ok(v),
         }

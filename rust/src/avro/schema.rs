@@ -20,7 +20,8 @@ opcodes!(
 );
 opcodes!(
     POST_OPCODES:
-    P_NONE, P_FLOAT, P_ENCODE, P_DECODE, P_TS_MS, P_TS_US, P_LTS_MS, P_LTS_US, P_DATE, P_UUID, P_DECIMAL, P_CALL
+    P_NONE, P_FLOAT, P_ENCODE, P_DECODE, P_TS_MS, P_TS_US, P_LTS_MS, P_LTS_US, P_DATE, P_UUID, P_DECIMAL, P_CALL,
+    P_NEW
 );
 
 /// What is done to a value after it is read: a logical type of the writer schema, or a promotion
@@ -58,6 +59,9 @@ pub enum Post {
     },
     /// a logical reader that is not fastavro's built-in one: `fn(value, writer, reader)`
     Call3(Py<PyAny>, Py<PyAny>, Py<PyAny>),
+    /// a typed record (serdes.avro._typed) from the record's dict: a new `cls` object with the
+    /// dict as its `__dict__` (`set_dict`: a plain dataclass), else `cls(**dict)`
+    New { cls: Py<PyType>, set_dict: bool },
 }
 
 pub struct Branch {
@@ -93,7 +97,7 @@ pub enum Kind {
     Bytes,
     Fixed(usize),
     Enum {
-        symbols: Vec<Option<Py<PyString>>>,
+        symbols: Vec<Option<Py<PyAny>>>,
         missing: Vec<Option<String>>,
     },
     Array {
@@ -174,6 +178,10 @@ fn parse_post(p: &Bound<'_, PyAny>) -> PyResult<Post> {
             }
         }
         P_CALL => Post::Call3(item(t, 1)?.unbind(), item(t, 2)?.unbind(), item(t, 3)?.unbind()),
+        P_NEW => Post::New {
+            cls: item(t, 1)?.cast_into::<PyType>().map_err(|_| bad("typed record class is not a type"))?.unbind(),
+            set_dict: item(t, 2)?.is_truthy()?,
+        },
         _ => return Err(bad("unknown post tag")),
     })
 }
@@ -220,10 +228,13 @@ impl Program {
                     let mut symbols = Vec::new();
                     for s in syms.try_iter()? {
                         let s = s?;
+                        // a symbol (interned), or the member of a typed record's enum class
                         symbols.push(if s.is_none() {
                             None
+                        } else if s.is_exact_instance_of::<PyString>() {
+                            Some(PyString::intern(py, &s.extract::<String>()?).into_any().unbind())
                         } else {
-                            Some(PyString::intern(py, &s.extract::<String>()?).unbind())
+                            Some(s.unbind())
                         });
                     }
                     let mut missing = Vec::new();

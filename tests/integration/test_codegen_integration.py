@@ -79,8 +79,8 @@ def test_protobuf_with_imports_from_real_registry(registry_url: str, unique_name
     mod = _load(out)
     from serdes import typed
 
-    got = typed.from_dict(mod.Order)(
-        ProtobufDeserializer(None, {"use.deprecated.format": False}, client, output="dict")(data, ctx), ctx)
+    got = ProtobufDeserializer(None, {"use.deprecated.format": False}, client,
+                               from_dict=typed.from_dict(mod.Order))(data, ctx)
     assert got == mod.Order(id=3, customer="c")
     assert mod.Address.__serdes_name__ == "serdes.test.common.Address"  # from the referenced subject
 

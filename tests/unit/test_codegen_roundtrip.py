@@ -178,6 +178,16 @@ def test_jsonschema_round_trip(style: str, client: SchemaRegistryClient, load: A
     assert back == data
 
 
+@pytest.mark.parametrize("style", STYLES)
+def test_jsonschema_new_class_reads_old_records(style: str, client: SchemaRegistryClient, load: Any) -> None:
+    v1 = {"title": "P", "type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    v2 = {**v1, "properties": {**v1["properties"], "b": {"type": "integer"}, "c": {"type": "string", "default": "d"}}}
+    new = load(generate(json.dumps(v2), "json", style))
+    old_bytes = ConfluentJSONSerializer(json.dumps(v1), client)({"a": "x"}, CTX)
+    got = JSONDeserializer(new.SCHEMA, from_dict=typed.from_dict(new.P))(old_bytes, CTX)
+    assert got == new.P(a="x", b=None, c="d")
+
+
 # -- Protobuf ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("style", STYLES)
 def test_protobuf_round_trip_from_registered_schema(style: str, client: SchemaRegistryClient, load: Any) -> None:

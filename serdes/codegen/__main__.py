@@ -34,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
                        ("jsonschema", "a JSON Schema (.json)")):
         sp = sub.add_parser(kind, help=f"classes from {what}")
         sp.add_argument("file", metavar="FILE", help=f"{what}, '-' for stdin (no default: required)")
+        sp.add_argument("--ref", action="append", default=[], metavar="NAME=FILE",
+                        help="a schema the file refers to: NAME as the schema names it (Avro: a type's full name; "
+                             "Protobuf: an import path; JSON Schema: a $ref target), FILE where it is; "
+                             "repeatable (default: none)")
         common(sp)
     sp = sub.add_parser("registry", help="classes from a registered schema (its schemaType picks the generator)")
     sp.add_argument("--url", required=True, help="the Schema Registry's URL (no default: required)")
@@ -76,14 +80,16 @@ def main(argv: Optional[List[str]] = None, client_factory: Optional[Callable[[st
             try:
                 # one character past the bound is enough for generate() to refuse an oversized file
                 most = DEFAULT_CODEGEN_LIMITS.max_schema_chars + 1
-                if args.file == "-":
-                    text = sys.stdin.read(most)
-                else:
-                    with open(args.file, encoding="utf-8") as f:
-                        text = f.read(most)
+                text = sys.stdin.read(most) if args.file == "-" else _read(args.file, most)
+                refs: Dict[str, str] = {}
+                for item in args.ref:
+                    name, sep, path = item.partition("=")
+                    if not sep or not name or not path:
+                        return _fail(f"--ref takes NAME=FILE, not {item!r}", 2)
+                    refs[name] = _read(path, most)
             except (OSError, UnicodeDecodeError) as e:
-                return _fail(f"cannot read {args.file}: {e}", 2)
-            source = generate(text, _KINDS[args.kind], args.style)
+                return _fail(f"cannot read {getattr(e, 'filename', None) or args.file}: {e}", 2)
+            source = generate(text, _KINDS[args.kind], args.style, references=refs)
     except RegistryError as e:
         return _fail(f"registry error: {e.reason}", 1)
     except SerdesError as e:
@@ -99,6 +105,11 @@ def main(argv: Optional[List[str]] = None, client_factory: Optional[Callable[[st
     else:
         sys.stdout.write(source)
     return 0
+
+
+def _read(path: str, most: int) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read(most)
 
 
 def _conf_value(value: str) -> Any:

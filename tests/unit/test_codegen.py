@@ -534,6 +534,19 @@ def test_cli_writes_stdout_and_output_file(tmp_path: Path, capsys: Any, load: An
     assert main(["jsonschema", str(js)]) == 0 and "class Order" in capsys.readouterr().out
 
 
+def test_cli_references_from_files(tmp_path: Path, capsys: Any, load: Any) -> None:
+    (tmp_path / "money.proto").write_text('syntax = "proto3";\npackage common;\nmessage Money { int64 units = 1; }\n')
+    (tmp_path / "price.proto").write_text(
+        'syntax = "proto3";\npackage shop;\nimport "common/money.proto";\nmessage Price { common.Money amount = 1; }\n')
+    argv = ["protobuf", str(tmp_path / "price.proto")]
+    assert main(argv + ["--ref", f"common/money.proto={tmp_path / 'money.proto'}"]) == 0
+    mod = load(capsys.readouterr().out)
+    assert hints(mod.Price) == {"amount": Optional[mod.Money]}
+    assert main(argv) == 2 and "common/money.proto" in capsys.readouterr().err
+    assert main(argv + ["--ref", "common/money.proto"]) == 2 and "NAME=FILE" in capsys.readouterr().err
+    assert main(argv + ["--ref", f"x={tmp_path / 'nope'}"]) == 2 and "cannot read" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, content, message", [
     (["avro", "{file}"], "{", "not JSON"),
     (["avro", "{file}"], '"string"', "no record or enum"),

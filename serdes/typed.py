@@ -29,6 +29,7 @@ dict.
 
 from __future__ import annotations
 
+import collections.abc
 import dataclasses
 import enum
 import functools
@@ -205,19 +206,7 @@ class _Compiler:
             return _enum_decoder(tp)
         if _is_union(tp):
             return self.union_decoder(typing.get_args(tp))
-        origin = typing.get_origin(tp)
-        args = typing.get_args(tp)
-        if origin in (list, typing.List, _abc("Sequence"), _abc("MutableSequence")) and args:
-            item = self.value_decoder(args[0])
-            if item is None:
-                return None
-            return lambda v: [item(x) for x in v]
-        if origin in (dict, typing.Dict, _abc("Mapping"), _abc("MutableMapping")) and len(args) == 2:
-            value = self.value_decoder(args[1])
-            if value is None:
-                return None
-            return lambda v: {k: value(x) for k, x in v.items()}
-        return None
+        return _container(tp, self.value_decoder)
 
     def union_decoder(self, members: Tuple[Any, ...]) -> Optional[_Conv]:
         nullable = _NONE_TYPE in members
@@ -260,19 +249,13 @@ class _Compiler:
         return decode_union
 
     def record_decoder(self, cls: type) -> _Conv:
-        known = self.decoders.get(cls)
-        if known is not None:  # recursive class: bound once the outer compile finishes
-            return lambda v: known[0](v)  # type: ignore[misc]
-        cell: List[Optional[_Conv]] = [None]
-        self.decoders[cls] = cell
-        if _kind(cls) == "pydantic":
-            conv = _pydantic_decoder(cls)
-        else:
+        def build() -> _Conv:
+            if _kind(cls) == "pydantic":
+                return _pydantic_decoder(cls)
             fields = record_fields(cls)
-            convs = [self.value_decoder(f.annotation) for f in fields]
-            conv = _record_decoder(cls, fields, convs)
-        cell[0] = conv
-        return conv
+            return _record_decoder(cls, fields, [self.value_decoder(f.annotation) for f in fields])
+
+        return _late_bound(self.decoders, cls, build)
 
     # -- encode -----------------------------------------------------------------------------------
     def encoder(self, cls: type) -> _Conv:
@@ -303,32 +286,16 @@ class _Compiler:
                 return v
 
             return encode_union
-        origin = typing.get_origin(tp)
-        args = typing.get_args(tp)
-        if origin in (list, typing.List, _abc("Sequence"), _abc("MutableSequence")) and args:
-            item = self.value_encoder(args[0])
-            if item is None:
-                return None
-            return lambda v: [item(x) for x in v]
-        if origin in (dict, typing.Dict, _abc("Mapping"), _abc("MutableMapping")) and len(args) == 2:
-            value = self.value_encoder(args[1])
-            if value is None:
-                return None
-            return lambda v: {k: value(x) for k, x in v.items()}
-        return None
+        return _container(tp, self.value_encoder)
 
     def record_encoder(self, cls: type, top: bool = False) -> _Conv:
-        known = self.encoders.get(cls)
-        if known is not None:
-            return lambda v: known[0](v)  # type: ignore[misc]
-        cell: List[Optional[_Conv]] = [None]
-        self.encoders[cls] = cell
-        if _kind(cls) == "pydantic":
-            conv = _pydantic_encoder(cls)
-        else:
+        def build() -> _Conv:
+            if _kind(cls) == "pydantic":
+                return _pydantic_encoder(cls)
             fields = record_fields(cls)
-            conv = _record_encoder(cls, fields, [self.value_encoder(f.annotation) for f in fields])
-        cell[0] = conv
+            return _record_encoder(cls, fields, [self.value_encoder(f.annotation) for f in fields])
+
+        conv = _late_bound(self.encoders, cls, build)
         if top:
             def encode_top(obj: Any) -> Any:
                 try:
@@ -341,10 +308,38 @@ class _Compiler:
         return conv
 
 
-def _abc(name: str) -> Any:
-    import collections.abc
+def _late_bound(built: Dict[type, List[Optional[_Conv]]], cls: type, build: Callable[[], _Conv]) -> _Conv:
+    """``build()``, once per class of a graph: a class met again while its own converter is being
+    built (a recursive class) gets a call through the cell the finished converter fills."""
+    known = built.get(cls)
+    if known is not None:
+        return lambda v: known[0](v)  # type: ignore[misc]
+    cell: List[Optional[_Conv]] = [None]
+    built[cls] = cell
+    conv = cell[0] = build()
+    return conv
 
-    return getattr(collections.abc, name)
+
+SEQUENCES = (list, typing.List, collections.abc.Sequence, collections.abc.MutableSequence)
+MAPPINGS = (dict, typing.Dict, collections.abc.Mapping, collections.abc.MutableMapping)
+
+
+def _container(tp: Any, item_converter: Callable[[Any], Optional[_Conv]]) -> Optional[_Conv]:
+    """A ``List[X]`` / ``Dict[K, X]`` annotation's converter: each item through ``X``'s (None: not
+    a container, or its items stay as they are)."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin in SEQUENCES and args:
+        item = item_converter(args[0])
+        if item is None:
+            return None
+        return lambda v: [item(x) for x in v]
+    if origin in MAPPINGS and len(args) == 2:
+        value = item_converter(args[1])
+        if value is None:
+            return None
+        return lambda v: {k: value(x) for k, x in v.items()}
+    return None
 
 
 def is_plain_dataclass(cls: type) -> bool:

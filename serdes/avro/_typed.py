@@ -18,7 +18,7 @@ import enum
 import typing
 from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
-from ..typed import _enum_decoder, _is_union, _kind, _strip, is_plain_dataclass, record_fields
+from ..typed import MAPPINGS, SEQUENCES, _enum_decoder, _is_union, _kind, _strip, is_plain_dataclass, record_fields
 
 __all__ = ["EnumMembers", "Maker", "RecordMaker", "record_makers"]
 
@@ -113,9 +113,9 @@ class _Walk:
             self.named[str(s.get("name"))] = s
             self.classes[str(s.get("name"))] = None
         elif t == "array":
-            self.value(s.get("items"), _arg(tp, 0, (list, typing.List, _abc("Sequence"), _abc("MutableSequence"))))
+            self.value(s.get("items"), _arg(tp, 0, SEQUENCES))
         elif t == "map":
-            self.value(s.get("values"), _arg(tp, 1, (dict, typing.Dict, _abc("Mapping"), _abc("MutableMapping"))))
+            self.value(s.get("values"), _arg(tp, 1, MAPPINGS))
         elif t not in _PRIMITIVES:
             raise _Disagree
 
@@ -173,12 +173,6 @@ class _Walk:
                 raise _Disagree from None
         self.classes[name] = tp
         self.makers[name] = EnumMembers(members)
-
-
-def _abc(name: str) -> Any:
-    import collections.abc
-
-    return getattr(collections.abc, name)
 
 
 def _arg(tp: Any, i: int, origins: Tuple[Any, ...]) -> Any:

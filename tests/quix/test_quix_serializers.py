@@ -106,6 +106,37 @@ def test_avro_bytes_and_values_match_quixstreams(mock_registry: MockRegistry) ->
     assert [our_de(f, ctx) for f in frames] == [their_de(f, ctx) for f in frames] == _avro_values()
 
 
+@pytest.mark.parametrize("fmt", ["avro", "json", "protobuf"])
+def test_keys_register_under_the_key_subject_like_quixstreams(mock_registry: MockRegistry, fmt: str) -> None:
+    # a topic's key serializer: the context says MessageField.KEY, the subject is <topic>-key
+    cfg = _config(mock_registry.url)
+    key_ctx = SerializationContext("keyed", MessageField.KEY)
+    if fmt == "avro":
+        key_schema = {"type": "record", "name": "Key", "fields": [{"name": "id", "type": "string"}]}
+        pair = (quix_avro.AvroSerializer(key_schema, schema_registry_client_config=cfg),
+                sq.AvroSerializer(key_schema, schema_registry_client_config=cfg))
+        keys: List[Any] = [{"id": f"k{i}"} for i in range(5)]
+        de: Any = sq.AvroDeserializer(schema_registry_client_config=cfg)
+    elif fmt == "json":
+        key_schema = {"type": "object", "properties": {"id": {"type": "string"}}, "required": ["id"]}
+        pair = (quix_json.JSONSerializer(schema=key_schema, schema_registry_client_config=cfg),
+                sq.JSONSerializer(schema=key_schema, schema_registry_client_config=cfg))
+        keys = [{"id": f"k{i}"} for i in range(5)]
+        de = sq.JSONDeserializer(schema=key_schema, schema_registry_client_config=cfg)
+    else:
+        pair = (quix_protobuf.ProtobufSerializer(Order, schema_registry_client_config=cfg),
+                sq.ProtobufSerializer(Order, schema_registry_client_config=cfg))
+        keys = _orders()[:5]
+        de = sq.ProtobufDeserializer(Order, schema_registry_client_config=cfg, to_dict=False)
+    theirs, ours = pair
+    for key in keys:
+        frame = ours(key, key_ctx)
+        assert frame == theirs(key, key_ctx)
+        assert de(frame, key_ctx) == key
+    assert "keyed-key" in mock_registry.client.get_subjects()
+    assert "keyed-value" not in mock_registry.client.get_subjects()
+
+
 def test_avro_reads_confluent_kafka_frames_with_a_reader_schema(mock_registry: MockRegistry) -> None:
     # a reader schema (the deserializer's ``schema``) resolves the writer's records, as in quixstreams
     frame = ConfluentAvroSerializer(mock_registry.client, json.dumps(AVRO_ORDER))(_avro_values()[3], _ctx())

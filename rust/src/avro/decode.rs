@@ -18,7 +18,7 @@ use std::io::Write;
 
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDate, PyDict, PyDateTime, PyFloat, PyString, PyTuple, PyType, PyTzInfo};
+use pyo3::types::{PyBool, PyBytes, PyDate, PyDateTime, PyDict, PyFloat, PyString, PyTuple, PyType, PyTzInfo};
 
 use super::schema::{Action, Kind, Node, Post, Program};
 use crate::stack::Guard;

@@ -61,7 +61,10 @@ pub enum Post {
     Call3(Py<PyAny>, Py<PyAny>, Py<PyAny>),
     /// a typed record (serdes.avro._typed) from the record's dict: a new `cls` object with the
     /// dict as its `__dict__` (`set_dict`: a plain dataclass), else `cls(**dict)`
-    New { cls: Py<PyType>, set_dict: bool },
+    New {
+        cls: Py<PyType>,
+        set_dict: bool,
+    },
 }
 
 pub struct Branch {

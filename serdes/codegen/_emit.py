@@ -166,10 +166,9 @@ class Names:
 
     def class_name(self, *candidates: str) -> str:
         """The first candidate (sanitized) that is free, else the last one with a number."""
-        cleaned = [_sanitize(c, "T").lstrip("_") or "T" for c in candidates if c]
-        cleaned = [c if not c[0].isdigit() else "T" + c for c in cleaned] or ["T"]
+        cleaned = [_sanitize(c.lstrip("_") or "T", "T") for c in candidates if c] or ["T"]
         for c in cleaned:
-            if c not in self.used and not keyword.iskeyword(c):
+            if c not in self.used:
                 self.used.add(c)
                 return c
         return _unique(cleaned[-1], self.used)

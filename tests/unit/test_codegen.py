@@ -177,6 +177,10 @@ def test_avro_schema_constant_is_a_usable_reader_schema(load: Any) -> None:
 
 
 def test_avro_named_types_reused_recursion_and_name_clashes(load: Any) -> None:
+    odd = [{"name": n, "type": {"type": "record", "name": n, "fields": []}}
+           for n in ("_class", "__init__", "_1abc", "_-x", "--x", "match", "_None")]
+    classes = load(generate(json.dumps({"type": "record", "name": "R", "fields": odd}), "avro"))
+    assert [hints(classes.R)[f].__serdes_name__ for f in fields(classes.R)] == [f["name"] for f in odd]
     schema = {"type": "record", "name": "a.Node", "fields": [
         {"name": "left", "type": ["null", "Node"], "default": None},
         {"name": "x", "type": {"type": "record", "name": "b.Node", "fields": [{"name": "v", "type": "int"}]}},

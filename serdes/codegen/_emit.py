@@ -275,6 +275,7 @@ PRIMS = {
 def union(members: Sequence[Type]) -> Type:
     """``Optional``/``Union`` of ``members`` (equal annotations once, ``None`` last)."""
     seen: List[Type] = []
+    keys: Set[Any] = set()
     nullable = False
     for m in members:
         for part in (m.members if isinstance(m, UnionOf) else (m.inner,) if isinstance(m, Opt) else (m,)):
@@ -282,7 +283,10 @@ def union(members: Sequence[Type]) -> Type:
                 nullable = True
             if part == NONE:
                 nullable = True
-            elif not any(_same(part, s) for s in seen):
+                continue
+            key = _key(part)
+            if key not in keys:
+                keys.add(key)
                 seen.append(part)
     if not seen:
         return NONE
@@ -292,12 +296,11 @@ def union(members: Sequence[Type]) -> Type:
     return Opt(inner) if nullable else inner
 
 
-def _same(a: Type, b: Type) -> bool:
-    if isinstance(a, (ClassSpec, EnumSpec)) or isinstance(b, (ClassSpec, EnumSpec)):
-        return a is b
-    if isinstance(a, Prim) and isinstance(b, Prim):
-        return a.code == b.code
-    return annotation(a) == annotation(b)
+def _key(t: Type) -> Any:
+    """Equal for members that are the same annotation (a class: itself)."""
+    if isinstance(t, (ClassSpec, EnumSpec)):
+        return id(t)
+    return annotation(t)
 
 
 @dataclasses.dataclass(eq=False)

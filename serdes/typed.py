@@ -47,6 +47,7 @@ T = TypeVar("T")
 
 _Conv = Callable[[Any], Any]
 _NONE_TYPE = type(None)
+_UNKNOWN = ("error", "ignore")
 _MAX_CLASSES = 1024  # compiled classes kept (classes are the application's, but every cache is bounded)
 
 
@@ -93,10 +94,17 @@ class ToDict(Generic[T]):
         return f"serdes.typed.to_dict({self.record_type.__qualname__})"
 
 
-def from_dict(record_type: Type[T]) -> FromDict[T]:
+def from_dict(record_type: Type[T], *, unknown: str = "error") -> FromDict[T]:
     """The ``from_dict`` callable that turns a decoded record (a dict) into ``record_type``: a
-    dataclass, a ``msgspec.Struct`` subclass or a pydantic model."""
-    return _from_dict(_checked(record_type))
+    dataclass, a ``msgspec.Struct`` subclass or a pydantic model.
+
+    ``unknown``: what a record field the class does not have is -- ``"error"`` (the default): a
+    :class:`serdes.SchemaMismatchError`; ``"ignore"``: left out, as a JSON Schema reader of an
+    older version of a schema would (Avro readers have their reader schema for that instead).
+    pydantic models follow their own ``extra`` setting."""
+    if unknown not in _UNKNOWN:
+        raise ValueError(f"unknown must be one of {_UNKNOWN}, not {unknown!r}")
+    return _from_dict(_checked(record_type), unknown)
 
 
 def to_dict(record_type: Type[T]) -> ToDict[T]:
@@ -106,8 +114,8 @@ def to_dict(record_type: Type[T]) -> ToDict[T]:
 
 
 @functools.lru_cache(maxsize=_MAX_CLASSES)
-def _from_dict(record_type: type) -> FromDict[Any]:
-    return FromDict(record_type, _Compiler().decoder(record_type))
+def _from_dict(record_type: type, unknown: str) -> FromDict[Any]:
+    return FromDict(record_type, _Compiler(ignore_unknown=unknown == "ignore").decoder(record_type))
 
 
 @functools.lru_cache(maxsize=_MAX_CLASSES)
@@ -187,7 +195,8 @@ def _is_union(tp: Any) -> bool:
 class _Compiler:
     """Compiles the converters of one class graph (recursive classes through a late-bound cell)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ignore_unknown: bool = False) -> None:
+        self.ignore_unknown = ignore_unknown
         self.decoders: Dict[type, List[Optional[_Conv]]] = {}
         self.encoders: Dict[type, List[Optional[_Conv]]] = {}
 
@@ -253,7 +262,8 @@ class _Compiler:
             if _kind(cls) == "pydantic":
                 return _pydantic_decoder(cls)
             fields = record_fields(cls)
-            return _record_decoder(cls, fields, [self.value_decoder(f.annotation) for f in fields])
+            return _record_decoder(cls, fields, [self.value_decoder(f.annotation) for f in fields],
+                                   self.ignore_unknown)
 
         return _late_bound(self.decoders, cls, build)
 
@@ -363,7 +373,9 @@ def _safe_attr(name: str) -> bool:
 # -- generated record converters --------------------------------------------------------------------
 # The source below is built from the class's own field names: attribute names pass _safe_attr
 # (identifiers, else a namespace constant attrgetter), wire names appear only as repr() literals.
-def _record_decoder(cls: type, fields: Tuple[RecordField, ...], convs: List[Optional[_Conv]]) -> _Conv:
+def _record_decoder(
+    cls: type, fields: Tuple[RecordField, ...], convs: List[Optional[_Conv]], ignore_unknown: bool,
+) -> _Conv:
     ns: Dict[str, Any] = {"_cls": cls, "_slow": None}
     args = []
     for i, (f, c) in enumerate(zip(fields, convs, strict=True)):
@@ -398,12 +410,14 @@ def _record_decoder(cls: type, fields: Tuple[RecordField, ...], convs: List[Opti
             "            pass\n"
             "    return _slow(v)\n"
         )
-    ns["_slow"] = _slow_decoder(cls, fields, convs)
+    ns["_slow"] = _slow_decoder(cls, fields, convs, ignore_unknown)
     exec(compile(src, f"<serdes.typed decoder of {cls.__qualname__}>", "exec"), ns)  # noqa: S102
     return ns["decode"]  # type: ignore[no-any-return]
 
 
-def _slow_decoder(cls: type, fields: Tuple[RecordField, ...], convs: List[Optional[_Conv]]) -> _Conv:
+def _slow_decoder(
+    cls: type, fields: Tuple[RecordField, ...], convs: List[Optional[_Conv]], ignore_unknown: bool,
+) -> _Conv:
     """The general case: fields with defaults may be absent; anything else is a mismatch, named."""
     wire_names = frozenset(f.wire_name for f in fields)
 
@@ -419,7 +433,7 @@ def _slow_decoder(cls: type, fields: Tuple[RecordField, ...], convs: List[Option
                 raise SchemaMismatchError(
                     f"the record has no field {f.wire_name!r}, which {cls.__qualname__} requires"
                 )
-        extra = [k for k in v if k not in wire_names]
+        extra = [] if ignore_unknown else [k for k in v if k not in wire_names]
         if extra:
             raise SchemaMismatchError(f"{cls.__qualname__} has no field for {', '.join(map(repr, extra[:5]))}")
         return cls(**kwargs)
@@ -442,11 +456,17 @@ def _record_encoder(cls: type, fields: Tuple[RecordField, ...], convs: List[Opti
             ns[f"_c{i}"] = c
             value = f"_c{i}({value})"
         items.append(f"{f.wire_name!r}: {value}")
+    # fields whose None is written as no field at all (a JSON Schema property that may be absent
+    # but not null): the class's __serdes_omit_none__, a set of wire names (serdes.codegen writes it)
+    omit = getattr(cls, "__serdes_omit_none__", ())
+    omitted = [f.wire_name for f in fields if f.wire_name in omit]
     src = (
         "def encode(o):\n"
         "    if type(o) is not _cls and not isinstance(o, _cls):\n"
         "        _wrong(o)\n"
-        f"    return {{{', '.join(items)}}}\n"
+        f"    d = {{{', '.join(items)}}}\n"
+        + "".join(f"    if d[{w!r}] is None:\n        del d[{w!r}]\n" for w in omitted)
+        + "    return d\n"
     )
     exec(compile(src, f"<serdes.typed encoder of {cls.__qualname__}>", "exec"), ns)  # noqa: S102
     return ns["encode"]  # type: ignore[no-any-return]

@@ -119,7 +119,7 @@ _RESERVED_CLASS_NAMES = _MODULE_NAMES | frozenset(dir(builtins))
 #: field names a class body must not bind: the field constructor it calls after them, and the
 #: builtins the annotations name (annotations resolve in the module first, then in the class, where
 #: a field ``str = 'x'`` would turn every later ``str`` into the forward reference ``'x'``)
-_ANNOTATION_BUILTINS = frozenset({"str", "int", "float", "bool", "bytes", "list", "dict"})
+_ANNOTATION_BUILTINS = frozenset({"str", "int", "float", "bool", "bytes", "list", "dict", "frozenset"})
 _RESERVED_FIELD_NAMES = frozenset({"dataclasses", "msgspec"}) | _ANNOTATION_BUILTINS
 #: enum member names that would replace Enum's or str's own attributes
 _RESERVED_MEMBER_NAMES = (
@@ -244,6 +244,9 @@ class ClassSpec:
     schema_name: str
     fields: List[FieldSpec] = dataclasses.field(default_factory=list)
     used: Set[str] = dataclasses.field(default_factory=set)
+    # wire names left out of the encoded record when None (JSON Schema optional properties that do
+    # not take null): the class's __serdes_omit_none__, read by serdes.typed.to_dict
+    omit_none: List[str] = dataclasses.field(default_factory=list)
 
     def add_field(self, wire: str, type_: "Type", has_default: bool = False, default: Any = None) -> FieldSpec:
         f = FieldSpec(field_attr(wire, self.used), wire, type_, has_default, default)
@@ -546,6 +549,8 @@ def render(module: Module, budget: Budget) -> str:
             head = f"class {c.name}(msgspec.Struct, kw_only=True):"
             uses.add("msgspec")
         lines = [head, f"    __serdes_name__: typing.ClassVar[str] = {c.schema_name!r}"]
+        if c.omit_none:
+            lines.append(f"    __serdes_omit_none__: typing.ClassVar[frozenset[str]] = frozenset({tuple(c.omit_none)!r})")
         lines += [_field_lines(f, module.style, budget, c.schema_name) for f in c.fields]
         body.append("\n".join(lines))
     text = "\n\n\n".join(body)

@@ -237,6 +237,8 @@ class _Builder:
             else:
                 opt = union([t, NONE])
                 c.add_field(prop, opt, True, default if has_default else None)
+                if not has_default and union([t]) != opt:  # the schema does not take null here
+                    c.omit_none.append(prop)
         return c
 
 

@@ -42,7 +42,11 @@ PROTOC_MEMORY = 2 << 30
 # the only file written: the source under this name, in a fresh temporary directory
 _SOURCE_NAME = "serdes_registry_schema.proto"
 
-_IMPORT_RE = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?["\']([^"\']*)["\']\s*;', re.MULTILINE)
+# an import statement: at the start of a line or after another statement (one-line sources), in
+# the source without its comments (_COMMENT_RE); only which files to serve depends on it, protoc
+# compiles the source as given
+_IMPORT_RE = re.compile(r'(?:^|[;{}])\s*import\s+(?:public\s+|weak\s+)?["\']([^"\']*)["\']\s*;', re.MULTILINE)
+_COMMENT_RE = re.compile(r"/\*.*?\*/|//[^\n]*", re.DOTALL)
 
 
 # The child sets its own memory limit (no preexec_fn: unsafe in a threaded consumer) and calls
@@ -94,7 +98,7 @@ def parse_proto(
             add(dep)
         fds.file.add().CopyFrom(proto)
 
-    for imp in _IMPORT_RE.findall(text):
+    for imp in _IMPORT_RE.findall(_COMMENT_RE.sub(" ", text)):
         check_import_name(imp, f"import in {name!r}:")
         if imp == _SOURCE_NAME:
             raise SchemaMismatchError(f"{name!r} imports the reserved name {imp!r}")

@@ -69,11 +69,12 @@ def fields(cls: type) -> dict[str, Tuple[str, bool]]:
 def hints(cls: type) -> dict[str, Any]:
     h = typing.get_type_hints(cls)
     h.pop("__serdes_name__")
+    h.pop("__serdes_omit_none__", None)  # JSON Schema: optional properties that do not take null
     return h
 
 
 _ALLOWED_IMPORTS = {"__future__", "dataclasses", "datetime", "decimal", "enum", "typing", "uuid", "msgspec"}
-_ALLOWED_CALLS = {"dataclasses.dataclass", "dataclasses.field", "msgspec.field", "float", "decimal.Decimal",
+_ALLOWED_CALLS = {"dataclasses.dataclass", "dataclasses.field", "msgspec.field", "float", "frozenset", "decimal.Decimal",
                   "uuid.UUID", "datetime.date", "datetime.time", "datetime.datetime"}
 
 
@@ -102,7 +103,7 @@ def assert_safe(src: str) -> None:
         if isinstance(node, ast.Attribute):
             assert not node.attr.startswith("__"), node.attr
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            assert node.id in _ALLOWED_IMPORTS | classes | {"float", "str", "int", "bool", "bytes", "list", "dict"}, node.id
+            assert node.id in _ALLOWED_IMPORTS | classes | {"float", "str", "int", "bool", "bytes", "list", "dict", "frozenset"}, node.id
 
 
 # -- Avro --------------------------------------------------------------------------------------------

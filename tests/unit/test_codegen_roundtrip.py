@@ -24,6 +24,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext
 from serdes import typed
 from serdes.avro import AvroDeserializer, AvroSerializer
 from serdes.codegen import generate, generate_from_registry
+from serdes import SchemaMismatchError
 from serdes.json import JSONDeserializer, JSONSerializer
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
 
@@ -186,6 +187,36 @@ def test_jsonschema_new_class_reads_old_records(style: str, client: SchemaRegist
     old_bytes = ConfluentJSONSerializer(json.dumps(v1), client)({"a": "x"}, CTX)
     got = JSONDeserializer(new.SCHEMA, from_dict=typed.from_dict(new.P))(old_bytes, CTX)
     assert got == new.P(a="x", b=None, c="d")
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_jsonschema_old_class_reads_new_records_ignoring_new_properties(
+    style: str, client: SchemaRegistryClient, load: Any,
+) -> None:
+    v1 = {"title": "P", "type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}
+    v2 = {**v1, "properties": {**v1["properties"], "b": {"type": "integer"}}}
+    old = load(generate(json.dumps(v1), "json", style))
+    new_bytes = ConfluentJSONSerializer(json.dumps(v2), client)({"a": "x", "b": 2}, CTX)
+    # by default a property the class lacks is an error, named; unknown="ignore" leaves it out
+    with pytest.raises(SchemaMismatchError, match="has no field for 'b'"):
+        JSONDeserializer(old.SCHEMA, from_dict=typed.from_dict(old.P))(new_bytes, CTX)
+    got = JSONDeserializer(old.SCHEMA, from_dict=typed.from_dict(old.P, unknown="ignore"))(new_bytes, CTX)
+    assert got == old.P(a="x")
+
+
+@pytest.mark.parametrize("style", STYLES)
+def test_jsonschema_absent_optional_property_stays_absent(style: str, client: SchemaRegistryClient, load: Any) -> None:
+    schema = {"title": "P", "type": "object", "required": ["a"], "properties": {
+        "a": {"type": "string"}, "b": {"type": "integer"}, "c": {"type": ["string", "null"]}}}
+    mod = load(generate(json.dumps(schema), "json", style))
+    assert mod.P.__serdes_omit_none__ == frozenset({"b"})  # c takes null: written as null
+    ser = JSONSerializer(json.dumps(schema), client, to_dict=typed.to_dict(mod.P))
+    de = JSONDeserializer(json.dumps(schema), from_dict=typed.from_dict(mod.P))
+    for value in ({"a": "x", "c": None}, {"a": "x", "b": 1, "c": "y"}):
+        data = ConfluentJSONSerializer(json.dumps(schema), client)(value, CTX)
+        got = de(data, CTX)
+        assert ser(got, CTX) == data
+    assert json.loads(ser(mod.P(a="x"), CTX)[5:]) == {"a": "x", "c": None}
 
 
 # -- Protobuf ----------------------------------------------------------------------------------------

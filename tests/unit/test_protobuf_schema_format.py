@@ -157,3 +157,15 @@ def test_a_registry_that_refused_serialized_is_asked_plainly_first_afterwards():
 def test_mock_clients_keep_the_serialized_first_path():
     client = SchemaRegistryClient.new_client({"url": "mock://format-test"})
     assert _schemas.rest_client(client) is None
+
+
+def test_proto_source_on_one_line_with_imports_and_commented_imports():
+    from serdes.protobuf._proto_text import parse_proto
+
+    one_line = ('syntax = "proto3"; import "google/protobuf/timestamp.proto"; '
+                'message A { google.protobuf.Timestamp t = 1; }')
+    assert list(parse_proto(one_line, "a.proto").dependency) == ["google/protobuf/timestamp.proto"]
+    # an import in a comment is not one: nothing is looked up for it (protoc sees the source as given)
+    commented = ('syntax = "proto3";\n// import "../../etc/passwd";\n/* import "x/../../y.proto"; */\n'
+                 'message B { int32 x = 1; }')
+    assert list(parse_proto(commented, "b.proto").dependency) == []

@@ -7,8 +7,8 @@ decodes the same frames (``decode``), or encodes the same records (``encode``):
 
 * ``dict``: serdes' deserializer / serializer on plain dicts (the reference of the ratios);
 * ``dataclass`` / ``msgspec``: the same with ``from_dict=`` / ``to_dict=serdes.typed.*(cls)`` for
-  a dataclass / ``msgspec.Struct`` version of the schema (Avro decode: built inside the native
-  decoder);
+  the dataclass / ``msgspec.Struct`` classes ``python -m serdes.codegen`` writes from the Avro
+  schema (Avro decode: built inside the native decoder);
 * ``pure dataclass``: the dataclass lane on serdes' pure-Python implementation;
 * ``confluent + from_dict`` / ``confluent + to_dict``: confluent-kafka's class with the same
   callable (the fastest correct converter there is for nested classes; a hand-written
@@ -27,18 +27,13 @@ Writes benchmarks/results/typed_records.{json,md}.
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import datetime
-import decimal
-import enum
 import json
 import statistics
 import sys
+import types
 import uuid
 from pathlib import Path
 from typing import Any, Callable, Dict, List, NamedTuple, Optional
-
-import msgspec
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -54,131 +49,32 @@ from benchmarks import serde_cases as cases  # noqa: E402
 from benchmarks.serde.report import environment  # noqa: E402
 from benchmarks.serde.timing import timed2  # noqa: E402
 from serdes import _native  # noqa: E402
+from serdes.codegen import generate  # noqa: E402
 from serdes.typed import from_dict, to_dict  # noqa: E402
 
 TARGET = 1.5  # typed / dict, at most
 
 
-# -- the classes of the benchmark schemas -----------------------------------------------------------
-@dataclasses.dataclass
-class Standard:
-    id: int
-    user: str
-    email: str
-    age: int
-    score: float
-    ratio: float
-    active: bool
-    country: str
-    created: int
-    tag: Optional[str]
-
-
-class StandardS(msgspec.Struct):
-    id: int
-    user: str
-    email: str
-    age: int
-    score: float
-    ratio: float
-    active: bool
-    country: str
-    created: int
-    tag: Optional[str]
-
-
-class Status(str, enum.Enum):
-    NEW = "NEW"
-    PAID = "PAID"
-    SHIPPED = "SHIPPED"
-    CANCELLED = "CANCELLED"
-
-
-@dataclasses.dataclass
-class Geo:
-    lat: float
-    lon: float
-
-
-@dataclasses.dataclass
-class Address:
-    street: str
-    city: str
-    zip: str
-    geo: Geo
-
-
-@dataclasses.dataclass
-class Customer:
-    name: str
-    address: Address
-
-
-@dataclasses.dataclass
-class Item:
-    sku: str
-    qty: int
-    price: decimal.Decimal
-
-
-@dataclasses.dataclass
-class Complex:
-    id: uuid.UUID
-    status: Status
-    customer: Customer
-    items: List[Item]
-    tags: List[str]
-    attributes: Dict[str, str]
-    counters: Dict[str, int]
-    created_at: datetime.datetime
-    birthday: datetime.date
-    note: Optional[str] = None
-
-
-class GeoS(msgspec.Struct):
-    lat: float
-    lon: float
-
-
-class AddressS(msgspec.Struct):
-    street: str
-    city: str
-    zip: str
-    geo: GeoS
-
-
-class CustomerS(msgspec.Struct):
-    name: str
-    address: AddressS
-
-
-class ItemS(msgspec.Struct):
-    sku: str
-    qty: int
-    price: decimal.Decimal
-
-
-class ComplexS(msgspec.Struct):
-    id: uuid.UUID
-    status: Status
-    customer: CustomerS
-    items: List[ItemS]
-    tags: List[str]
-    attributes: Dict[str, str]
-    counters: Dict[str, int]
-    created_at: datetime.datetime
-    birthday: datetime.date
-    note: Optional[str] = None
-
-
-CLASSES = {"standard": (Standard, StandardS), "complex": (Complex, ComplexS)}
-CASES = [("avro", "standard"), ("avro", "complex"), ("json", "standard")]
-Call = Callable[[Any, Any], Any]
-
-
 def _schema_str(fmt: str, size: str) -> str:
     s = (cases.AVRO_SCHEMAS if fmt == "avro" else cases.JSON_SCHEMAS)[size]
     return s if isinstance(s, str) else json.dumps(s)
+
+
+# -- the classes of the benchmark schemas: written by serdes.codegen from the Avro schemas ----------
+def _generated(size: str, style: str) -> Any:
+    """The record class ``python -m serdes.codegen avro`` writes for a benchmark schema, in a module
+    of its own (registered in sys.modules, as an imported module is, for its annotations)."""
+    name = f"_typed_records_{size}_{style}"
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    exec(generate(_schema_str("avro", size), "AVRO", style=style), module.__dict__)  # noqa: S102
+    record = json.loads(_schema_str("avro", size))["name"]
+    return getattr(module, record)
+
+
+CLASSES = {size: (_generated(size, "dataclass"), _generated(size, "msgspec")) for size in ("standard", "complex")}
+CASES = [("avro", "standard"), ("avro", "complex"), ("json", "standard")]
+Call = Callable[[Any, Any], Any]
 
 
 class Lane(NamedTuple):

@@ -246,17 +246,26 @@ def _fastavro_encoder(
             raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
         return fo.getvalue()
 
+    def views_as_bytes(obj: Any) -> Any:
+        """:func:`_views_as_bytes` of a value :func:`check_value` refused; ``obj`` itself for a
+        cyclic or too deep one (refused before anything was validated) or one the walk cannot
+        read (a Mapping whose lookups raise, say): its ValidationError stands."""
+        why, levels = _nesting(obj, max_depth)
+        if why is not None:
+            return obj
+        try:
+            if levels > _bigstack.INLINE_LEVELS:
+                return _bigstack.call(lambda: _views_as_bytes(parsed, obj))
+            return _views_as_bytes(parsed, obj)
+        except Exception:  # noqa: BLE001 - the value's own code failed: the validation error is the answer
+            return obj
+
     def slow(obj: Any) -> bytes:
         try:
             levels = check_value(parsed, obj, strict, max_depth)
         except ValidationError:
-            # a memoryview fastavro writes but does not validate: its bytes instead (a cyclic or
-            # too deep value was refused before anything was validated, and is refused again)
-            why, levels = _nesting(obj, max_depth)
-            if why is not None:
-                raise
-            flat = _bigstack.call(lambda: _views_as_bytes(parsed, obj)) if levels > _bigstack.INLINE_LEVELS \
-                else _views_as_bytes(parsed, obj)
+            # a memoryview fastavro writes but does not validate: its bytes instead
+            flat = views_as_bytes(obj)
             if flat is obj:
                 raise
             obj = flat

@@ -19,7 +19,8 @@ import enum
 import json
 import sys
 import uuid
-from typing import Any, Callable, Dict, List, Tuple
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -335,3 +336,23 @@ def test_a_1024_branch_writer_union_read_as_one_of_its_records(implementation: I
     # the message shows the schemas cut short, not fastavro's bookkeeping (every named type in
     # every named type: 1,024 records would take ~90 MB)
     assert "__named_schemas" not in str(raised.value) and len(str(raised.value)) < 10_000
+
+
+class Hostile(Mapping[str, Any]):
+    """A record whose field lookups raise: refused with a ValidationError, whatever path reads it."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError("no")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(["a", "b"])
+
+    def __len__(self) -> int:
+        return 2
+
+
+def test_a_mapping_whose_lookups_raise_is_still_a_validation_error() -> None:
+    schema = {"type": "record", "name": "G", "fields": [
+        {"name": "a", "type": "bytes"}, {"name": "b", "type": ["string", "int"]}]}
+    _, ours, _ = _differential(schema, Hostile())
+    assert ours[0] == "refused" and isinstance(ours[1], ValidationError), ours

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import io
 import sys
-from typing import Any, Callable, Dict, Mapping, Optional, Tuple
+from collections.abc import Mapping
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from fastavro import schemaless_writer
 from fastavro.validation import ValidationError as _FaValidationError
@@ -31,9 +32,9 @@ from .._limits import DEFAULT_LIMITS, Limits
 from ._decgen import DecoderGenerator, decoder_schemas
 from ._encgen import encoder_source
 from ._exec import compile_generated
-from ._generator import Unsupported, is_raw_bytes, parse, too_deep_to_build
+from ._generator import Unsupported, is_raw_bytes, named_types, parse, too_deep_to_build, type_of
 from ._generator import is_raw_bytes as _is_raw_bytes  # the name serdes.avro._deserializer imports
-from ._runtime import _bad
+from ._runtime import _bad, flat_bytes_view
 
 __all__ = [
     "Unsupported", "_is_raw_bytes", "check_value", "compile_decoder", "compile_encoder", "compile_validator", "encoder_source",
@@ -201,6 +202,38 @@ def _validate(parsed: Any, obj: Any, strict: bool) -> None:
         raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
 
 
+def _views_as_bytes(parsed: Any, obj: Any) -> Any:
+    """``obj`` with every flat memoryview (:func:`serdes.avro._runtime.flat_bytes_view`) at a bytes
+    or fixed position outside a union replaced by its bytes; ``obj`` itself when there is none.
+
+    fastavro's ``validate`` refuses a memoryview that its writer -- confluent-kafka's path, which
+    validates only union values -- writes as bytes; the bytes written are the same. Only called
+    on a value :func:`_nesting` has measured (acyclic, bounded depth), recursing along it."""
+    named: Dict[str, Any] = {}
+    named_types(parsed, named, {})
+
+    def walk(s: Any, v: Any) -> Any:
+        t = type_of(s)
+        if isinstance(t, str) and t in named and not isinstance(s, dict):
+            return walk(named[t], v)
+        if t in ("bytes", "fixed"):
+            return v.tobytes() if flat_bytes_view(v) else v
+        if t == "array" and isinstance(v, (list, tuple)):
+            items = [walk(s["items"], x) for x in v]
+            return items if any(a is not b for a, b in zip(items, v, strict=True)) else v
+        if t == "map" and isinstance(v, Mapping):
+            values = {k: walk(s["values"], x) for k, x in v.items()}
+            return values if any(values[k] is not x for k, x in v.items()) else v
+        if t in ("record", "error") and isinstance(v, Mapping):
+            fields = {f["name"]: walk(f["type"], v[f["name"]]) for f in s["fields"] if f["name"] in v}
+            if all(x is v[k] for k, x in fields.items()):
+                return v
+            return {**v, **fields}
+        return v  # a union (fastavro validates its value: a memoryview there is refused) or a leaf
+
+    return walk(parsed, obj)
+
+
 def _fastavro_encoder(
     parsed: Any, prefix: bytes, strict: bool, strict_allow_default: bool, max_depth: int
 ) -> Callable[[Any], bytes]:
@@ -214,8 +247,31 @@ def _fastavro_encoder(
             raise ValidationError(f"value does not match the schema: {type(e).__name__}: {e}") from None
         return fo.getvalue()
 
+    def views_as_bytes(obj: Any) -> Any:
+        """:func:`_views_as_bytes` of a value :func:`check_value` refused; ``obj`` itself for a
+        cyclic or too deep one (refused before anything was validated) or one the walk cannot
+        read (a Mapping whose lookups raise, say): its ValidationError stands."""
+        why, levels = _nesting(obj, max_depth)
+        if why is not None:
+            return obj
+        try:
+            if levels > _bigstack.INLINE_LEVELS:
+                return _bigstack.call(lambda: _views_as_bytes(parsed, obj))
+            return _views_as_bytes(parsed, obj)
+        except Exception:  # noqa: BLE001 - the value's own code failed: the validation error is the answer
+            return obj
+
     def slow(obj: Any) -> bytes:
-        if check_value(parsed, obj, strict, max_depth) > _bigstack.INLINE_LEVELS:
+        try:
+            levels = check_value(parsed, obj, strict, max_depth)
+        except ValidationError:
+            # a memoryview fastavro writes but does not validate: its bytes instead
+            flat = views_as_bytes(obj)
+            if flat is obj:
+                raise
+            obj = flat
+            levels = check_value(parsed, obj, strict, max_depth)
+        if levels > _bigstack.INLINE_LEVELS:
             return _bigstack.call(lambda: write(obj))
         return write(obj)
 

@@ -66,7 +66,7 @@ except Exception:  # pragma: no cover - fastavro layout change
 __all__ = [
     "DecoderGenerator", "decimal_spec", "decoder_schemas", "enum_table", "is_plain_decimal", "logical_reader", "match_schemas",
     "typed_key", "typed_maker", "typed_symbols",
-    "match_types", "promotion", "resolve_fields", "union_branch_name", "union_branch_reader",
+    "match_types", "promotion", "resolve_fields", "union_branch_name", "union_branch_reader", "union_mismatch",
 ]
 
 # fastavro's built-in logical readers, captured at import: a table entry still pointing at one of
@@ -85,6 +85,8 @@ _INLINE_LOGICAL = {
 
 _NUMERIC_PROMOTE = {("int", "float"), ("int", "double"), ("long", "float"), ("long", "double")}
 _DECIMAL_KEYS = ("bytes-decimal", "fixed-decimal")
+#: the most branches one union's ``if``/``elif`` chain tests (:meth:`DecoderGenerator.union_dispatch`)
+UNION_CHAIN = 64
 _PROMOTE_CODE = {"float": "float({v})", "encode": "{v}.encode()", "decode": "{v}.decode()"}
 
 
@@ -225,6 +227,31 @@ def union_branch_reader(branch: Any, r: Any, names: Dict[str, Any]) -> Optional[
     return None
 
 
+#: the most characters of each schema a union-mismatch message shows (:func:`union_mismatch`)
+MISMATCH_SCHEMA_CHARS = 2000
+
+
+def _plain(s: Any) -> Any:
+    """A parsed schema without fastavro's bookkeeping (``__named_schemas`` repeats every named
+    type in every named type: shown, a union of n records takes n**2 characters)."""
+    if isinstance(s, dict):
+        return {k: _plain(v) for k, v in s.items() if k not in ("__fastavro_parsed", "__named_schemas")}
+    if isinstance(s, list):
+        return [_plain(x) for x in s]
+    return s
+
+
+def union_mismatch(w: Any, r: Any) -> str:
+    """The message of a writer union branch the reader schema has no match for (fastavro's
+    words), each schema cut at :data:`MISMATCH_SCHEMA_CHARS` characters: one message is made per
+    union, whatever its size."""
+    def shown(x: Any) -> str:
+        text = str(_plain(x))
+        return text if len(text) <= MISMATCH_SCHEMA_CHARS else text[:MISMATCH_SCHEMA_CHARS] + "..."
+
+    return f"schema mismatch: {shown(w)} not found in {shown(r)}"
+
+
 def union_branch_name(
     branch: Any, idx_reader: Any, writer_named: Dict[str, Any], reader_named: Dict[str, Any],
 ) -> Optional[str]:
@@ -348,6 +375,56 @@ class DecoderGenerator(Generator):
         finally:
             self.depth, self.in_outlined = saved
         self.add_function(fname, "data, pos, _n, _d", body, ret)
+
+    def union_dispatch(
+        self, out: List[str], ind: str, raw: str, n: int, emit: Callable[[int, List[str], str], None],
+    ) -> None:
+        """Emit the choice of an ``n``-branch union on ``raw`` (the zigzag-encoded index just read):
+        ``emit(idx, body, ind)`` appends branch ``idx``'s code at ``ind``; an index out of range
+        raises ``_bad_union``. Up to :data:`UNION_CHAIN` branches are one ``if``/``elif`` chain;
+        a larger union is first checked for range, then split into nested ranges of at most
+        :data:`UNION_CHAIN` tests each (Python's compiler recurses once per ``elif``: a chain of a
+        thousand overflows its stack, a tree of chains is only log(n) deep)."""
+        if n <= UNION_CHAIN:
+            for idx in range(n):
+                out.append(f"{ind}{'if' if idx == 0 else 'elif'} {raw} == {idx * 2!r}:")
+                self._union_branch(out, ind + "    ", idx, emit)
+            out.append(f"{ind}else:")
+            out.append(f"{ind}    raise _bad_union({raw}, {n!r})")
+            return
+        # a valid index is even (not negative) and below 2 * n
+        out.append(f"{ind}if {raw} & 1 or {raw} >= {2 * n!r}:")
+        out.append(f"{ind}    raise _bad_union({raw}, {n!r})")
+        self._union_range(out, ind, raw, 0, n, emit)
+
+    def _union_range(
+        self, out: List[str], ind: str, raw: str, lo: int, hi: int, emit: Callable[[int, List[str], str], None],
+    ) -> None:
+        """Branches ``lo <= idx < hi`` of a union whose index is known to be in that range, as the
+        body of the block just opened."""
+        if hi - lo == 1:
+            self._union_branch(out, ind, lo, emit)
+            return
+        step = 1
+        while step * UNION_CHAIN < hi - lo:
+            step *= UNION_CHAIN
+        starts = list(range(lo, hi, step))
+        for k, start in enumerate(starts):
+            end = min(start + step, hi)
+            if k == len(starts) - 1:
+                out.append(f"{ind}else:")
+            elif step == 1:
+                out.append(f"{ind}{'if' if k == 0 else 'elif'} {raw} == {start * 2!r}:")
+            else:
+                out.append(f"{ind}{'if' if k == 0 else 'elif'} {raw} < {end * 2!r}:")
+            self._union_range(out, ind + "    ", raw, start, end, emit)
+
+    @staticmethod
+    def _union_branch(out: List[str], ind: str, idx: int, emit: Callable[[int, List[str], str], None]) -> None:
+        """Branch ``idx``'s code, the body of the block just opened (``pass`` when it has none)."""
+        body: List[str] = []
+        emit(idx, body, ind)
+        out.extend(body if body else [f"{ind}pass"])
 
     def call(self, out: List[str], ind: str, fname: str, target: Optional[str]) -> None:
         self.uses_budget = True
@@ -621,28 +698,30 @@ class DecoderGenerator(Generator):
     def read_union(self, out: List[str], ind: str, w: Any, r: Any, t: str) -> None:
         raw = self.fresh("u")
         self.read_raw(out, ind, raw)
-        first = True
-        for idx, branch in enumerate(w):
-            kw = "if" if first else "elif"
-            first = False
-            out.append(f"{ind}{kw} {raw} == {idx * 2!r}:")
-            i2 = ind + "    "
+        mismatch: List[str] = []  # the constant holding the message of a branch with no match
+
+        def emit(idx: int, body: List[str], i2: str) -> None:
+            branch = w[idx]
             idx_reader = None
             if r:
                 found = union_branch_reader(branch, r, self.resolution_names)
                 if found is None:
-                    out.append(f"{i2}raise _Mismatch({f'schema mismatch: {w} not found in {r}'!r})")
-                    continue
+                    # one constant for every such branch: the message shows the union, and a
+                    # copy per branch would make the source grow with the square of its size
+                    if not mismatch:
+                        mismatch.append(self.const(union_mismatch(w, r), "mm"))
+                    body.append(f"{i2}raise _Mismatch({mismatch[0]})")
+                    return
                 rb, idx_reader = found
-                self.read(out, i2, branch, rb, t, True)
+                self.read(body, i2, branch, rb, t, True)
             else:
-                self.read(out, i2, branch, None, t, True)
+                self.read(body, i2, branch, None, t, True)
             if self.return_record_name:
                 name = union_branch_name(branch, idx_reader, self.named, self.reader_named)
                 if name is not None:
-                    out.append(f"{i2}{t} = ({self.const(name, 'rn')}, {t})")
-        out.append(f"{ind}else:")
-        out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
+                    body.append(f"{i2}{t} = ({self.const(name, 'rn')}, {t})")
+
+        self.union_dispatch(out, ind, raw, len(w), emit)
 
     def named_record(
         self, out: List[str], ind: str, w: Any, key: Any, prefix: str, target: Optional[str],
@@ -817,13 +896,7 @@ class DecoderGenerator(Generator):
         elif rt in ("union", "error_union"):
             raw = self.fresh("u")
             self.read_raw(out, ind, raw)
-            for idx, branch in enumerate(w):
-                out.append(f"{ind}{'if' if idx == 0 else 'elif'} {raw} == {idx * 2!r}:")
-                body = []
-                self.skip(body, ind + "    ", branch)
-                out.extend(body if body else [f"{ind}    pass"])
-            out.append(f"{ind}else:")
-            out.append(f"{ind}    raise _bad_union({raw}, {len(w)!r})")
+            self.union_dispatch(out, ind, raw, len(w), lambda idx, body, i2: self.skip(body, i2, w[idx]))
         elif rt in ("record", "error", "request"):
             self.named_record(
                 out, ind, w, ("skip", w.get("name")), "_skip", None, lambda: self.skip_fields(out, ind, w),

@@ -4,7 +4,10 @@ One generated function per writer schema appends the encoding of a value to a ``
 starts with the frame prefix, checking every value the way ``fastavro.validation.validate`` does
 (ints and longs in range and not ``bool``, floats accept ints but not ``bool``, strings are ``str``,
 bytes are ``bytes``/``bytearray``, fixed has its exact size, enum symbols exist, map keys are
-``str``). fastavro's ``schemaless_writer`` does not validate: it writes ``1.7`` into an int field
+``str``) -- and taking what fastavro's writer takes where it is drop-in for confluent-kafka: ``str``
+subclass instances (``enum.StrEnum`` members) as strings, map keys and enum symbols (looked up by
+their contents), a flat ``memoryview`` for bytes and fixed outside unions (inside one, fastavro's
+branch choice refuses it). Each check tests the exact type first. fastavro's ``schemaless_writer`` does not validate: it writes ``1.7`` into an int field
 as ``1`` and ``2**40`` as a 6-byte varint a Java reader rejects. serdes raises
 :class:`serdes.ValidationError` naming the field instead.
 
@@ -100,6 +103,8 @@ class EncoderGenerator(Generator):
     def __init__(self, schema: Any, limits: Limits) -> None:
         super().__init__(ENCODER_NAMESPACE, limits)
         self.collect_named(schema)
+        #: how many unions the value being written is inside (its bytes/fixed take no memoryview)
+        self.in_union = 0
 
     def write_long(self, out: List[str], ind: str, v: str) -> None:
         out.append(f"{ind}if -64 <= {v} < 64:")
@@ -161,18 +166,22 @@ class EncoderGenerator(Generator):
             out.append(f"{ind}buf += {b}")
         elif t == "bytes":
             out.append(f"{ind}if not isinstance({v}, (_bytes, _bytearray)):")
-            out.append(f"{ind}    raise _bad({p}, {v}, 'bytes')")
+            out.append(f"{ind}    {v} = _chk_bytes({v}, {p}, 'bytes', {self.in_union > 0!r})")
             out.append(f"{ind}_wl(buf, len({v}))")
             out.append(f"{ind}buf += {v}")
         elif t == "fixed":
             size = fixed_size(s)
-            out.append(f"{ind}if not isinstance({v}, (_bytes, _bytearray)) or len({v}) != {size!r}:")
-            out.append(f"{ind}    raise _bad({p}, {v}, {f'fixed[{size}]'!r})")
+            expected = f"fixed[{size}]"
+            out.append(f"{ind}if not isinstance({v}, (_bytes, _bytearray)):")
+            out.append(f"{ind}    {v} = _chk_bytes({v}, {p}, {expected!r}, {self.in_union > 0!r})")
+            out.append(f"{ind}if len({v}) != {size!r}:")
+            out.append(f"{ind}    raise _bad({p}, {v}, {expected!r})")
             out.append(f"{ind}buf += {v}")
         elif t == "enum":
             table = self.const(enum_indexes(s["symbols"]), "enum")
             i = self.fresh("i")
-            out.append(f"{ind}{i} = {table}.get({v}) if type({v}) is _str else None")
+            # a str subclass (an enum.StrEnum member) is looked up by its contents, as fastavro does
+            out.append(f"{ind}{i} = {table}.get({v}) if type({v}) is _str else _enum_sub({table}, {v})")
             out.append(f"{ind}if {i} is None:")
             out.append(f"{ind}    raise _bad({p}, {v}, {('enum ' + str(s['symbols']))!r})")
             self.write_long(out, ind, i)
@@ -199,7 +208,7 @@ class EncoderGenerator(Generator):
             out.append(f"{ind}    _wl(buf, len({v}))")
             out.append(f"{ind}    for {k}, {x} in {v}.items():")
             i3 = ind + "        "
-            out.append(f"{i3}if type({k}) is not _str:")
+            out.append(f"{i3}if type({k}) is not _str and not isinstance({k}, _str):")
             out.append(f"{i3}    raise _bad({p} + ' key', {k}, 'string')")
             out.append(f"{i3}{kb} = {k}.encode()")
             out.append(f"{i3}_wl(buf, len({kb}))")
@@ -217,7 +226,13 @@ class EncoderGenerator(Generator):
             out.append(f"{ind}    raise _Slow")  # tuple notation: fastavro's general path
             out.append(f"{ind}else:")
             out.append(f"{ind}    buf.append({(1 - null_idx) * 2!r})")
-            self.write(out, ind + "    ", other, v, path)
+            # fastavro chooses a union's branch with validate, which refuses a memoryview anywhere
+            # inside the value
+            self.in_union += 1
+            try:
+                self.write(out, ind + "    ", other, v, path)
+            finally:
+                self.in_union -= 1
         elif t in ("record", "error"):
             name = s["name"]
             with self.emitting(name):

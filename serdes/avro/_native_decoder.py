@@ -44,7 +44,7 @@ from ._codegen import decoder_builder
 from ._exec import CompiledOnFirstCall
 from ._decgen import (
     DecoderGenerator, decimal_spec, enum_table, is_plain_decimal, logical_reader, match_schemas, promotion,
-    resolve_fields, typed_key, typed_maker, typed_symbols, union_branch_name, union_branch_reader,
+    resolve_fields, typed_key, typed_maker, typed_symbols, union_branch_name, union_branch_reader, union_mismatch,
 )
 from ._generator import Unsupported, is_raw_bytes, named_types, type_of
 from ._runtime import default_copier
@@ -225,7 +225,7 @@ class _Lowering:
 
     def union(self, w: Any, r: Any) -> int:
         branches: List[Tuple[int, Optional[str], Optional[str]]] = []
-        nomatch = f"schema mismatch: {w} not found in {r}"
+        nomatch = union_mismatch(w, r) if r else ""
         for branch in w:
             idx_reader = None
             if r:

@@ -5,7 +5,8 @@ and returns an encoder with the same contract (``encode(obj, ctx) -> prefix + pa
 accepted values, the same bytes and the same errors. When the extension is active
 (:func:`serdes._native.active`, asked once per encoder built) and compiles the schema, the result
 is the extension's ``AvroEncoder``; it runs on every value of the exact built-in types the pure
-encoder's fast path takes and hands anything else to the pure encoder for the same schema, which
+encoder's fast path takes (and on ``str`` subclass instances as strings, map keys and enum symbols)
+and hands anything else to the pure encoder for the same schema, which
 then decides (its bytes, or its :class:`serdes.ValidationError`). Otherwise -- pure Python forced or
 not built, a ``"bytes"`` schema (written raw), a union with a logical-type branch, a type the
 generator does not know -- the result is the pure encoder itself. See docs/native.md ("Avro encoding").

@@ -29,6 +29,7 @@ from .._varint import read_varint_tail, read_zigzag_tail, write_zigzag
 
 __all__ = [
     "DECODER_NAMESPACE", "ENCODER_NAMESPACE", "DecimalSpec", "checked_decimal_writer", "decimal_fits", "default_copier",
+    "flat_bytes_view",
 ]
 
 
@@ -270,8 +271,37 @@ def _chk_seq(v: Any, path: str) -> Any:
     raise _bad(path, v, "array")
 
 
+def flat_bytes_view(v: Any) -> bool:
+    """``v`` is a memoryview the encoders take for bytes or fixed outside a union: one-dimensional,
+    contiguous unsigned bytes, so ``len(v)`` is its byte count and its bytes are what fastavro
+    writes (it copies a view's buffer without its strides or item size)."""
+    return type(v) is memoryview and v.format == "B" and v.ndim == 1 and v.c_contiguous
+
+
+def _chk_bytes(v: Any, path: str, expected: str, in_union: bool) -> Any:
+    """``v`` for a bytes or fixed value that is not a bytes/bytearray: a flat memoryview
+    (:func:`flat_bytes_view`) outside a union, where fastavro writes it as it writes bytes; a union
+    branch is chosen by fastavro's ``validate``, which takes only bytes/bytearray (confluent-kafka
+    refuses a memoryview there)."""
+    if not in_union and flat_bytes_view(v):
+        return v
+    if type(v) is memoryview and in_union:
+        raise _bad(path, v, f"{expected} (a memoryview is taken outside unions only, as in confluent-kafka)")
+    raise _bad(path, v, expected)
+
+
+def _enum_sub(table: Dict[str, int], v: Any) -> Optional[int]:
+    """The index of a str subclass instance (an ``enum.StrEnum`` member, say) that is not an exact
+    ``str``, by its string contents; ``None`` for anything else."""
+    if isinstance(v, str):
+        return table.get(str.__str__(v))
+    return None
+
+
 ENCODER_NAMESPACE: Dict[str, Any] = {
     "_bad": _bad,
+    "_chk_bytes": _chk_bytes,
+    "_enum_sub": _enum_sub,
     "_chk_int": _chk_int,
     "_chk_float": _chk_float,
     "_chk_seq": _chk_seq,

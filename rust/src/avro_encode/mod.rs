@@ -5,8 +5,10 @@
 //! One rule keeps the two identical: the native loop only *accepts* values of the exact built-in
 //! types the pure encoder takes on its fast path (dict, list/tuple, str, bytes/bytearray, int
 //! within range, float, True/False/None, and whatever fastavro's logical-type prepare functions
-//! return), writing the same bytes. Anything else -- a value of the wrong type, an int out of range,
-//! a str subclass, a Mapping that is not a dict, a missing field, a tuple-notation union value --
+//! return), writing the same bytes -- plus, off the fast path, str subclass instances as strings,
+//! map keys and enum symbols, written as the pure encoder writes them. Anything else -- a value of
+//! the wrong type, an int out of range, a memoryview, a str subclass as a general union's value, a
+//! Mapping that is not a dict, a missing field, a tuple-notation union value --
 //! "bails": the buffer is dropped and the pure encoder runs on the same value from the start, so it
 //! decides (its bytes, or its ValidationError with its path message). Errors cost a second pass;
 //! valid records never do, and nothing is half-written.
@@ -301,12 +303,15 @@ impl AvroEncoder {
                 out.raw(&y.to_le_bytes())
             }
             Node::Double => out.raw(&exact_f64(o).ok_or(Stop::Bail)?.to_le_bytes()),
-            Node::String => out.blob(exact_str(o).ok_or(Stop::Bail)?.as_bytes()),
+            Node::String => match exact_str(o) {
+                Some(s) => out.blob(s.as_bytes()),
+                None => self.sub_string(py, o, out),
+            },
             Node::Bytes => with_bytes(o, |s| out.blob(s)),
             Node::Fixed(size) => with_bytes(o, |s| if s.len() == *size { out.raw(s) } else { Err(Stop::Bail) }),
             Node::Enum(table) => {
                 if !o.is_exact_instance_of::<PyString>() {
-                    return Err(Stop::Bail);
+                    return self.sub_enum(py, o, table, out);
                 }
                 match table.bind(py).get_item(o) {
                     Ok(Some(i)) => out.long(exact_i64(&i).ok_or(Stop::Bail)?),
@@ -337,6 +342,41 @@ impl AvroEncoder {
             Node::Logical { prepare, schema, inner, fast } => {
                 self.logical(py, o, prepare, schema, *inner, *fast, out, depth)
             }
+        }
+    }
+
+    /// A string (or map key) that is an instance of a str subclass (an `enum.StrEnum` member,
+    /// say): written as the pure encoder writes it, `o.encode()` (a subclass may override it, and
+    /// fastavro calls it too); an exception or a result that is not bytes bails.
+    #[cold]
+    #[inline(never)]
+    fn sub_string<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, out: &mut Out) -> Step {
+        if !o.is_instance_of::<PyString>() {
+            return Err(Stop::Bail);
+        }
+        // Python code: it may change any container holding `o`; `o` and its result are held
+        let encoded = match o.call_method0(self.types.encode.bind(py)) {
+            Ok(b) => b,
+            // KeyboardInterrupt, SystemExit: not a value's failure
+            Err(e) if !e.is_instance_of::<PyException>(py) => return Err(Stop::Raise(e)),
+            Err(_) => return Err(Stop::Bail),
+        };
+        let b = encoded.cast_exact::<PyBytes>().map_err(|_| Stop::Bail)?;
+        out.blob(b.as_bytes())
+    }
+
+    /// An enum symbol that is an instance of a str subclass: looked up by its string contents
+    /// (`str.__str__(o)`), as the pure encoder does -- not by the subclass's own hash (an
+    /// `enum.StrEnum` member hashes as its name).
+    #[cold]
+    #[inline(never)]
+    fn sub_enum<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, table: &Py<PyDict>, out: &mut Out) -> Step {
+        let s = o.cast::<PyString>().map_err(|_| Stop::Bail)?;
+        // lone surrogates: no UTF-8 (the pure encoder finds no symbol either, and decides)
+        let contents = PyString::new(py, s.to_str().map_err(|_| Stop::Bail)?);
+        match table.bind(py).get_item(contents) {
+            Ok(Some(i)) => out.long(exact_i64(&i).ok_or(Stop::Bail)?),
+            _ => Err(Stop::Bail),
         }
     }
 
@@ -667,6 +707,7 @@ struct Types {
     decimal: Py<PyAny>,
     int_attr: Py<PyString>,
     as_tuple: Py<PyString>,
+    encode: Py<PyString>,
 }
 
 /// The largest buffer capacity reserved up front for a record.
@@ -750,6 +791,7 @@ impl AvroEncoder {
             decimal,
             int_attr: PyString::intern(py, "int").unbind(),
             as_tuple: PyString::intern(py, "as_tuple").unbind(),
+            encode: PyString::intern(py, "encode").unbind(),
         };
         let capacity = AtomicUsize::new(prefix.len() + 64);
         Ok(AvroEncoder {

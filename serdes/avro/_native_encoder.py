@@ -26,7 +26,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import uuid
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Set, Tuple
 
 from fastavro import parse_schema
 from fastavro.write import LOGICAL_WRITERS
@@ -45,6 +45,8 @@ from ._encgen import (
 )
 from ._generator import Unsupported, is_raw_bytes, named_types, type_of
 from ._runtime import checked_decimal_writer
+from ._typed import RecordMaker, record_makers
+from ..typed import ToDict
 
 __all__ = ["compile_native_encoder", "is_native_encoder", "lower"]
 
@@ -93,7 +95,10 @@ class _Lowering:
     without bound) and ``general_union`` (a union other than ``[null, X]``: the pure reference is
     fastavro's general path, whose record rules the native encoder then follows)."""
 
-    def __init__(self, schema: Any, fast: Dict[str, int]) -> None:
+    def __init__(self, schema: Any, fast: Dict[str, int], classes: Optional[Mapping[str, RecordMaker]] = None) -> None:
+        # typed records (serdes.avro._typed): each named record's plain dataclass, read through
+        # its instances' __dict__ (the record's keys are the attribute names)
+        self.classes = classes or {}
         self.named: Dict[str, Any] = {}
         named_types(schema, self.named, {})
         self.fast = fast
@@ -205,20 +210,24 @@ class _Lowering:
 
     def record(self, s: Any) -> Tuple[Any, ...]:
         fields: List[Tuple[str, int, bool, Any]] = []
+        maker = self.classes.get(s.get("name"))
         for f in s["fields"]:
             if not isinstance(f, dict) or not isinstance(f.get("name"), str):
                 raise Unsupported("a field that is not a dict with a string name")
             default = has_default(f)
-            fields.append((f["name"], self.lower(f["type"]), default, f["default"] if default else None))
-        return (E_RECORD, fields)
+            key = f["name"] if maker is None else maker.attribute_of.get(f["name"], f["name"])
+            fields.append((key, self.lower(f["type"]), default, f["default"] if default else None))
+        return (E_RECORD, fields, None if maker is None else maker.cls)
 
 
-def lower(parsed: Any, fast: Optional[Dict[str, int]] = None) -> Tuple[List[Tuple[Any, ...]], int, bool, bool]:
+def lower(
+    parsed: Any, fast: Optional[Dict[str, int]] = None, classes: Optional[Mapping[str, RecordMaker]] = None,
+) -> Tuple[List[Tuple[Any, ...]], int, bool, bool]:
     """The program of a schema parsed by fastavro and checked by serdes: ``(nodes, root,
     recursive, general_union)`` (:class:`_Lowering`). ``fast``: the logical types converted
-    natively (default: :func:`_fast_logical`'s). Raises :class:`Unsupported` for a schema the
-    native encoder leaves to the pure one."""
-    low = _Lowering(parsed, _fast_logical() if fast is None else fast)
+    natively (default: :func:`_fast_logical`'s); ``classes``: typed records' classes by record
+    name. Raises :class:`Unsupported` for a schema the native encoder leaves to the pure one."""
+    low = _Lowering(parsed, _fast_logical() if fast is None else fast, classes)
     root = low.lower(parsed)
     nodes: List[Tuple[Any, ...]] = []
     for n in low.nodes:
@@ -251,11 +260,17 @@ def compile_native_encoder(
     parsed = parse_schema(schema)
     if is_raw_bytes(parsed):
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)
+    classes = _typed_classes(parsed, to_dict)
+    if classes is not None:
+        # typed records read natively from their instances: no to_dict call; the fallback (for a
+        # value the loop leaves, an object of another class included) converts with to_dict
+        fallback = CompiledOnFirstCall(
+            encoder_builder(schema, prefix, strict, strict_allow_default, to_dict, limits, role))
     try:
-        nodes, root, recursive, general_union = lower(parsed)
+        nodes, root, recursive, general_union = lower(parsed, classes=classes)
         encoder: _Encode = native.AvroEncoder(
-            nodes, root, recursive, general_union, prefix, fallback, to_dict, strict, strict_allow_default,
-            min(limits.max_depth, _MAX_COUNT), ValidationError, _CLASSES,
+            nodes, root, recursive, general_union, prefix, fallback, None if classes is not None else to_dict,
+            strict, strict_allow_default, min(limits.max_depth, _MAX_COUNT), ValidationError, _CLASSES,
         )
     # Unsupported: a schema the native encoder leaves to the pure one; KeyError / TypeError /
     # ValueError: a schema shape the lowering does not expect (the pure encoder is still right for
@@ -266,6 +281,21 @@ def compile_native_encoder(
             return fallback.built()  # the encoder: its build errors are raised now
         return compile_encoder(parsed, prefix, strict, strict_allow_default, to_dict, limits, role)
     return encoder
+
+
+def _typed_classes(parsed: Any, to_dict: Any) -> Optional[Dict[str, RecordMaker]]:
+    """For ``to_dict=serdes.typed.to_dict(cls)``: each record's class when every class of the
+    schema is a plain dataclass that agrees with it (its instances' ``__dict__`` is the record),
+    else None (to_dict converts, then the program encodes the dict)."""
+    if not isinstance(to_dict, ToDict):
+        return None
+    makers = record_makers(parsed, to_dict.record_type)
+    if makers is None:
+        return None
+    records = {name: m for name, m in makers.items() if isinstance(m, RecordMaker)}
+    if not all(m.set_dict for m in records.values()):
+        return None
+    return records
 
 
 def is_native_encoder(encode: object) -> bool:

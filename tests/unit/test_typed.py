@@ -477,3 +477,50 @@ def test_asyncio_classes_take_the_same_callables() -> None:
 
     order, refund, sent = asyncio.run(main())
     assert order == expected_order() and refund == sent
+
+
+class PlainStatus(enum.Enum):  # not a str: the encoder takes its value
+    NEW = "NEW"
+    PAID = "PAID"
+    SHIPPED = "SHIPPED"
+
+
+@dataclasses.dataclass(kw_only=True)
+class OrderWithPlainEnum:
+    id: int
+    status: PlainStatus
+    lines: List[Line]
+    note: Optional[str] = None
+    by_sku: Dict[str, Line] = dataclasses.field(default_factory=dict)
+    parent: Optional["OrderWithPlainEnum"] = None
+    from_: int = dataclasses.field(default=0, metadata={"serdes_name": "from"})
+
+
+class SubOrder(Order):
+    pass
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_avro_typed_encode_writes_confluent_bytes_for_every_object_shape(strict: bool) -> None:
+    """Plain dataclasses are read from their __dict__ by the native encoder; a subclass, an extra
+    attribute, a non-str enum and strict validation all give the bytes to_dict's dict gives."""
+    reg = client()
+    data = confluent_avro(reg, ORDER, VALUE)
+    conf = {"validate.strict": True} if strict else None
+    ser = s_avro.AvroSerializer(reg, json.dumps(ORDER), conf=conf, to_dict=to_dict(Order))
+    order = expected_order()
+    assert ser(order, CTX) == data
+    order.extra = "not a field"  # type: ignore[attr-defined]
+    assert ser(order, CTX) == data
+    sub = SubOrder(**{f.attribute: getattr(expected_order(), f.attribute) for f in record_fields(Order)})
+    assert ser(sub, CTX) == data
+    plain_enum = s_avro.AvroSerializer(reg, json.dumps(ORDER), conf=conf, to_dict=to_dict(OrderWithPlainEnum))
+    assert plain_enum(from_dict(OrderWithPlainEnum)(VALUE), CTX) == data
+
+
+def test_avro_typed_encode_of_another_type_is_a_validation_error() -> None:
+    ser = s_avro.AvroSerializer(client(), json.dumps(ORDER), to_dict=to_dict(Order))
+    with pytest.raises(ValidationError, match="expected a Order, got a dict"):
+        ser(VALUE, CTX)
+    with pytest.raises(ValidationError, match="expected a Line, got a dict"):
+        ser(dataclasses.replace(expected_order(), lines=[{"sku": "a", "qty": 1}]), CTX)  # type: ignore[list-item]

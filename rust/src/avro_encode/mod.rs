@@ -20,7 +20,8 @@ use pyo3::exceptions::{PyException, PyMemoryError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyTzInfoAccess,
+    PyBool, PyByteArray, PyBytes, PyDate, PyDateTime, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple, PyType,
+    PyTzInfoAccess,
 };
 // the datetime C accessors: outside the limited API (there the fields are read as attributes)
 #[cfg(not(Py_LIMITED_API))]
@@ -338,7 +339,7 @@ impl AvroEncoder {
                 out.long(i as i64)?;
                 self.enc(py, o, branches[i].1, out, depth)
             }
-            Node::Record(fields) => self.record(py, o, fields, out, depth),
+            Node::Record { fields, class } => self.record(py, o, fields, class.as_ref(), out, depth),
             Node::Logical { prepare, schema, inner, fast } => {
                 self.logical(py, o, prepare, schema, *inner, *fast, out, depth)
             }
@@ -435,9 +436,35 @@ impl AvroEncoder {
     }
 
     #[inline]
-    fn record<'py>(&self, py: Python<'py>, o: &Bound<'py, PyAny>, fields: &[Field], out: &mut Out, depth: u32) -> Step {
+    fn record<'py>(
+        &self,
+        py: Python<'py>,
+        o: &Bound<'py, PyAny>,
+        fields: &[Field],
+        class: Option<&Py<PyType>>,
+        out: &mut Out,
+        depth: u32,
+    ) -> Step {
         let depth = self.deeper(py, depth, out)?;
-        let dict = o.cast_exact::<PyDict>().map_err(|_| Stop::Bail)?;
+        let instance_dict;
+        let dict = match class {
+            None => o.cast_exact::<PyDict>().map_err(|_| Stop::Bail)?,
+            // a typed record: an instance of exactly its class (anything else, a dict included,
+            // is the pure encoder's, whose to_dict reports it)
+            Some(cls) if o.get_type().is(cls.bind(py)) => {
+                // SAFETY: o is a live object; a new reference to its __dict__, or NULL with an error set
+                let d = unsafe {
+                    Bound::from_owned_ptr_or_err(py, ffi::PyObject_GenericGetDict(o.as_ptr(), std::ptr::null_mut()))
+                };
+                instance_dict = match d {
+                    Ok(d) => d,
+                    Err(e) if !e.is_instance_of::<PyException>(py) => return Err(Stop::Raise(e)),
+                    Err(_) => return Err(Stop::Bail),
+                };
+                instance_dict.cast_exact::<PyDict>().map_err(|_| Stop::Bail)?
+            }
+            Some(_) => return Err(Stop::Bail),
+        };
         if self.fastavro_rules && lookup(dict, self.type_key.bind(py))?.is_some() {
             // fastavro reads "-type" as the record's name: its rules decide
             return Err(Stop::Bail);

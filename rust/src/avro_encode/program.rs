@@ -10,7 +10,7 @@
 //! [`Program`], which `mod.rs` runs. Nothing here depends on a value being encoded.
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
 
 // node opcodes (a general union's branch kinds are these too) and the logical conversions the
 // loop does itself: serdes/_native_opcodes.py has the same table (checked when the extension loads)
@@ -51,7 +51,12 @@ pub(crate) enum Node {
     },
     /// any other union: each branch's kind (what fastavro's branch choice looks at) and node
     Union(Vec<(Kind, usize)>),
-    Record(Vec<Field>),
+    /// a record's fields; with `class` (a typed record, serdes.avro._typed) the value is an
+    /// instance of exactly that plain dataclass, read through its `__dict__` (keys: attributes)
+    Record {
+        fields: Vec<Field>,
+        class: Option<Py<PyType>>,
+    },
     /// fastavro's prepare function for this logical type, called as `prepare(value, schema)`
     /// unless `fast` converts the value natively the way that function does
     Logical {
@@ -226,7 +231,12 @@ fn node(py: Python<'_>, t: &Bound<'_, PyTuple>, n: usize) -> PyResult<Node> {
                 let default = if item(f, 2)?.is_truthy()? { Some(item(f, 3)?.unbind()) } else { None };
                 fields.push(Field { key: PyString::intern(py, name.to_str()?).unbind(), node, default });
             }
-            Node::Record(fields)
+            let class = if t.len() > 2 && !item(t, 2)?.is_none() {
+                Some(item(t, 2)?.cast_into::<PyType>().map_err(|_| bad("a record class is not a type"))?.unbind())
+            } else {
+                None
+            };
+            Node::Record { fields, class }
         }
         E_LOGICAL => {
             let prepare = item(t, 1)?;

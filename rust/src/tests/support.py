@@ -300,7 +300,8 @@ def check_encoder_lowering():
             {"name": "e", "type": {"type": "enum", "name": "E", "symbols": ["A", "B"]}},
             {"name": "f", "type": "E"}, {"name": "n", "type": ["null", "N"]}]})
     assert nodes[0] == (op.E_STRING,) and recursive and not general
-    (_, fields) = nodes[root]
+    (_, fields, record_class) = nodes[root]
+    assert record_class is None  # no typed record class (serdes.avro._typed) without a to_dict(cls)
     assert [f[0] for f in fields] == ["e", "f", "n"] and fields[0][1] == fields[1][1]
     assert nodes[fields[2][1]] == (op.E_NULLABLE, 0, 2, root)
     assert encoder_of(nodes, root, recursive)({"e": "B", "f": "A", "n": {"e": "A", "f": "A", "n": None}}) == (

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ("serdes.testing.pytest_plugin", "tests.support.implementations")
+pytest_plugins = ("serdes.testing.pytest_plugin", "tests.support.implementations", "tests.support.generated_modules")
 
 _INTEGRATION_DIR = Path(__file__).parent / "integration"
 

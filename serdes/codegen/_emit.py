@@ -503,27 +503,22 @@ def _field_lines(f: FieldSpec, style: str, budget: Budget, owner: str) -> str:
             args.append("default_factory=dict")
         else:  # a lambda: evaluated later, in the module's scope (not the class body's)
             args.append(f"default_factory=lambda: {code}")
-    renamed = f.attr != f.wire
-    if style == "dataclass":
-        if renamed:
+    if f.attr != f.wire:  # the wire name, recorded where each style keeps it
+        if style == "dataclass":
             args.append(f"metadata={{'serdes_name': {f.wire!r}}}")
-        if not args:
-            return f"    {f.attr}: {ann}"
-        if len(args) == 1 and args[0].startswith("default="):
-            return f"    {f.attr}: {ann} = {args[0][len('default='):]}"
-        return f"    {f.attr}: {ann} = dataclasses.field({', '.join(args)})"
-    if renamed:
-        if _MSGSPEC_REFUSED.search(f.wire):
+        elif _MSGSPEC_REFUSED.search(f.wire):
             raise CodegenError(
                 f"field {f.wire!r} of {owner!r}: msgspec refuses field names with a backslash, a double quote or a "
                 "control character (the dataclass style takes any name)"
             )
-        args.append(f"name={f.wire!r}")
+        else:
+            args.append(f"name={f.wire!r}")
     if not args:
         return f"    {f.attr}: {ann}"
     if len(args) == 1 and args[0].startswith("default="):
         return f"    {f.attr}: {ann} = {args[0][len('default='):]}"
-    return f"    {f.attr}: {ann} = msgspec.field({', '.join(args)})"
+    field_fn = "dataclasses.field" if style == "dataclass" else "msgspec.field"
+    return f"    {f.attr}: {ann} = {field_fn}({', '.join(args)})"
 
 
 def render(module: Module, budget: Budget) -> str:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections import deque
 from typing import Any, Deque, Dict, List, Set, Union
 
@@ -26,13 +25,12 @@ from google.protobuf.message import DecodeError
 
 from .._errors import SchemaMismatchError
 from ..protobuf._names import check_import_name
-from ..protobuf._schemas import _add_from_default_pool, schema_to_file_proto
+from ..protobuf._proto_text import source_imports
+from ..protobuf._schemas import _add_from_default_pool, in_default_pool, schema_to_file_proto
 from ..protobuf._todict import is_repeated
 from ._emit import PRIMS, Budget, ClassSpec, CodegenError, EnumSpec, ListOf, MapOf, Module, Names, Opt, Prim, Type
 
 __all__ = ["protobuf_module"]
-
-_IMPORT_RE = re.compile(r'^\s*import\s+(?:public\s+|weak\s+)?["\']([^"\']*)["\']\s*;', re.MULTILINE)
 
 _SCALARS: Dict[int, Type] = {}
 for _t in ("DOUBLE", "FLOAT"):
@@ -53,15 +51,7 @@ def _imports(text: str) -> List[str]:
         fdp.ParseFromString(base64.b64decode(s, validate=True))
         return list(fdp.dependency)
     except (binascii.Error, ValueError, DecodeError):
-        return _IMPORT_RE.findall(text)
-
-
-def _in_default_pool(name: str) -> bool:
-    try:
-        descriptor_pool.Default().FindFileByName(name)
-        return True
-    except KeyError:
-        return False
+        return source_imports(text)
 
 
 def _file(text: str, references: Dict[str, str], budget: Budget) -> FileDescriptor:
@@ -72,7 +62,7 @@ def _file(text: str, references: Dict[str, str], budget: Budget) -> FileDescript
         if name in protos or name in visiting:
             return
         if name not in references:
-            if _in_default_pool(name):
+            if in_default_pool(name):
                 return
             raise CodegenError(f"the schema imports {name!r}, which is neither a given reference nor a well-known file")
         budget.depth(depth, f"import {name!r}")

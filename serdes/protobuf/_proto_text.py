@@ -25,7 +25,7 @@ import re
 import subprocess
 import sys
 import tempfile
-from typing import Dict, Optional, Set
+from typing import Dict, List, Optional, Set
 
 from google.protobuf import descriptor_pb2, descriptor_pool
 
@@ -63,6 +63,11 @@ _CHILD = (
 )
 
 
+def source_imports(text: str) -> List[str]:
+    """The import paths of ``.proto`` source, in order (comments left out)."""
+    return _IMPORT_RE.findall(_COMMENT_RE.sub(" ", text))
+
+
 def parse_proto(
     text: str, name: str, deps: Optional[Dict[str, descriptor_pb2.FileDescriptorProto]] = None
 ) -> descriptor_pb2.FileDescriptorProto:
@@ -98,7 +103,7 @@ def parse_proto(
             add(dep)
         fds.file.add().CopyFrom(proto)
 
-    for imp in _IMPORT_RE.findall(_COMMENT_RE.sub(" ", text)):
+    for imp in source_imports(text):
         check_import_name(imp, f"import in {name!r}:")
         if imp == _SOURCE_NAME:
             raise SchemaMismatchError(f"{name!r} imports the reserved name {imp!r}")

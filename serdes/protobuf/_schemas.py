@@ -284,7 +284,7 @@ def build_pool(
             name = check_import_name(ref.name, "schema reference", location, schema_id)
             if name in protos or name in visiting:
                 continue
-            if is_builtin(name) and _in_default_pool(name):
+            if is_builtin(name) and in_default_pool(name):
                 continue
             subject, version = ref.subject, ref.version
             if subject is None or version is None:
@@ -341,7 +341,8 @@ def build_pool(
     return pool, pool.FindFileByName(root.name), root
 
 
-def _in_default_pool(name: str) -> bool:
+def in_default_pool(name: str) -> bool:
+    """Whether the protobuf runtime's default pool has the file ``name`` (a well-known type's)."""
     try:
         descriptor_pool.Default().FindFileByName(name)
         return True

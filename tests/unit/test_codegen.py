@@ -9,14 +9,13 @@ import dataclasses
 import datetime
 import decimal
 import enum
-import importlib.util
 import json
 import subprocess
 import sys
 import typing
 import uuid
 from pathlib import Path
-from typing import Any, Iterator, Optional, Tuple, Union
+from typing import Any, Optional, Tuple, Union
 
 import fastavro
 import msgspec
@@ -32,26 +31,6 @@ STYLES = ("dataclass", "msgspec")
 
 
 # -- helpers -----------------------------------------------------------------------------------------
-@pytest.fixture
-def load(tmp_path: Path) -> Iterator[Any]:
-    """``load(source)``: the generated source imported as a real module (a file, in sys.modules)."""
-    names: list[str] = []
-
-    def _load(src: str) -> Any:
-        name = f"serdes_codegen_test_{uuid.uuid4().hex}"
-        path = tmp_path / f"{name}.py"
-        path.write_text(src, encoding="utf-8")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        names.append(name)
-        spec.loader.exec_module(mod)
-        return mod
-
-    yield _load
-    for n in names:
-        sys.modules.pop(n, None)
 
 
 def fields(cls: type) -> dict[str, Tuple[str, bool]]:

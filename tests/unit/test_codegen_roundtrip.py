@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import importlib.util
 import json
-import sys
 import uuid
-from pathlib import Path
-from typing import Any, Iterator, List
+from typing import Any
 
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
@@ -41,25 +38,6 @@ def client() -> SchemaRegistryClient:
     return SchemaRegistryClient.new_client({"url": f"mock://codegen-rt-{uuid.uuid4()}"})
 
 
-@pytest.fixture
-def load(tmp_path: Path) -> Iterator[Any]:
-    names: List[str] = []
-
-    def _load(src: str) -> Any:
-        name = f"serdes_codegen_rt_{uuid.uuid4().hex}"
-        path = tmp_path / f"{name}.py"
-        path.write_text(src, encoding="utf-8")
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        names.append(name)
-        spec.loader.exec_module(mod)
-        return mod
-
-    yield _load
-    for n in names:
-        sys.modules.pop(n, None)
 
 
 # -- Avro --------------------------------------------------------------------------------------------

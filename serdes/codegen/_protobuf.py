@@ -19,14 +19,14 @@ import binascii
 from collections import deque
 from typing import Any, Deque, Dict, List, Set, Union
 
-from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf import descriptor_pb2
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, FileDescriptor
 from google.protobuf.message import DecodeError
 
 from .._errors import SchemaMismatchError
 from ..protobuf._names import check_import_name
 from ..protobuf._proto_text import source_imports
-from ..protobuf._schemas import _add_from_default_pool, in_default_pool, schema_to_file_proto
+from ..protobuf._schemas import in_default_pool, pool_of, schema_to_file_proto
 from ..protobuf._todict import is_repeated
 from ._emit import PRIMS, Budget, ClassSpec, CodegenError, EnumSpec, ListOf, MapOf, Module, Names, Opt, Prim, Type
 
@@ -78,27 +78,7 @@ def _file(text: str, references: Dict[str, str], budget: Budget) -> FileDescript
     root = schema_to_file_proto(None, text, protos)
     if root.name in protos:
         root.name = "serdes_codegen_root.proto"
-    pool = descriptor_pool.DescriptorPool()
-    added: Set[str] = set()
-
-    def add(proto: descriptor_pb2.FileDescriptorProto) -> None:
-        for dep in proto.dependency:
-            if dep in added:
-                continue
-            if dep in protos:
-                add(protos[dep])
-            elif not _add_from_default_pool(pool, dep, added):
-                raise CodegenError(f"the schema imports {dep!r}, which is neither a given reference nor a well-known file")
-        if proto.name not in added:
-            try:
-                pool.Add(proto)
-            except Exception as e:  # TypeError/KeyError from the pool for inconsistent files
-                raise CodegenError(f"cannot build descriptors for {proto.name!r}: {e}") from e
-            added.add(proto.name)
-
-    for p in list(protos.values()):
-        add(p)
-    add(root)
+    pool = pool_of(protos, root, CodegenError)
     return pool.FindFileByName(root.name)
 
 

@@ -25,7 +25,7 @@ import base64
 import binascii
 import threading
 from collections import OrderedDict
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 from urllib.parse import quote
 
 from confluent_kafka.schema_registry import RegisteredSchema, Schema
@@ -314,6 +314,16 @@ def build_pool(
     root = _parse(None, schema.schema_str, location, schema_id, protos)
     if root.name in protos:
         root.name = "default.proto"
+    pool = pool_of(protos, root, lambda msg: SchemaMismatchError(msg, location, schema_id))
+    return pool, pool.FindFileByName(root.name), root
+
+
+def pool_of(
+    protos: Dict[str, FileDescriptorProto], root: FileDescriptorProto, fail: Callable[[str], Exception],
+) -> descriptor_pool.DescriptorPool:
+    """A private pool of ``root`` and the ``protos`` (by import path) it needs, each added after
+    its imports; an import that is neither one of ``protos`` nor a well-known file, or files the
+    pool finds inconsistent, raise ``fail(message)``."""
     pool = descriptor_pool.DescriptorPool()
     added: Set[str] = set()
 
@@ -324,21 +334,18 @@ def build_pool(
             if dep in protos:
                 add(protos[dep])
             elif not _add_from_default_pool(pool, dep, added):
-                raise SchemaMismatchError(
-                    f"schema imports {dep!r}, which is neither a schema reference nor a well-known file",
-                    location, schema_id,
-                )
+                raise fail(f"schema imports {dep!r}, which is neither a schema reference nor a well-known file")
         if proto.name not in added:
             try:
                 pool.Add(proto)
             except Exception as e:  # TypeError/KeyError from the pool for inconsistent files
-                raise SchemaMismatchError(f"cannot build descriptors for {proto.name!r}: {e}", location, schema_id) from e
+                raise fail(f"cannot build descriptors for {proto.name!r}: {e}") from e
             added.add(proto.name)
 
     for p in protos.values():
         add(p)
     add(root)
-    return pool, pool.FindFileByName(root.name), root
+    return pool
 
 
 def in_default_pool(name: str) -> bool:

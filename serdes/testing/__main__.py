@@ -126,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help=f"also fetch what the CDC tests run: Kafka Connect {_maven.KAFKA_VERSION}, the Debezium "
         f"PostgreSQL connector {_maven.DEBEZIUM_VERSION} and Apicurio's converters "
-        f"{_maven.APICURIO_CONVERTER_VERSION}",
+        f"{_maven.APICURIO_CONVERTER_VERSION} (default: only the broker and the registry)",
     )
     fetch.set_defaults(func=_fetch)
     run = sub.add_parser(

@@ -211,8 +211,9 @@ def pipeline(postgres, kafka_connect, kafka_bootstrap, registry_url, apicurio_v2
         for identity, t in tables.items():
             rows[identity] = db.run(f"SELECT * FROM {t} ORDER BY id")
             names[identity] = [c["name"] for c in db.columns]
-        print(f"\n[cdc] connector created -> snapshot read {snapshot_seconds:.1f}s, "
-              f"-> every change consumed {time.monotonic() - t0:.1f}s")
+        print(f"\n[cdc] postgres started in {postgres.startup_seconds:.1f}s, connect in "
+              f"{kafka_connect.startup_seconds:.1f}s; connector created -> snapshot read "
+              f"{snapshot_seconds:.1f}s -> every change consumed {time.monotonic() - t0:.1f}s")
         yield {"captured": by_identity, "expected": expected, "rows": rows, "names": names}
     finally:
         consumer.close()

@@ -310,7 +310,12 @@ def test_connect_decimal_precision_is_checked():
     conv = SemanticTypes().for_schema(ENVELOPE)
     with pytest.raises(ColumnValueError) as exc:
         conv.convert(dict(PHYSICAL, amount=Decimal("123456789.01")), "after", None)
-    assert exc.value.column == "amount" and "precision 10" in str(exc.value)
+    assert exc.value.column == "amount" and "decimal(10, 2)" in str(exc.value)
+    with pytest.raises(ColumnValueError):  # a digit below the declared scale
+        conv.convert(dict(PHYSICAL, amount=Decimal("1.234")), "after", None)
+    # the same number with trailing zeros (what a Flink DECIMAL(38, 18) column hands back) fits
+    row = conv.convert(dict(PHYSICAL, amount=Decimal("12345678.900000000000000000")), "after", None)
+    assert row["amount"] == Decimal("12345678.9")
 
 
 def test_variable_scale_decimal_keeps_every_digit():

@@ -349,7 +349,9 @@ class ChangeParser:
             self.tombstones += 1
             return None
         if key_types is not None and key is not None:
-            key = key_types.convert(_as_record(key, "key", location), "key", location)
+            key_location = None if location is None else RecordLocation(
+                location.topic, "key", location.partition, location.offset)
+            key = key_types.convert(_as_record(key, "key", location), "key", key_location)
         change = parse_change(value, key, self.before_required, location, self.columns, self.optional_columns)
         assert change is not None
         change = apply_semantic_types(change, value_types, location)
@@ -376,7 +378,8 @@ class ChangeParser:
                 field = MessageField.KEY
                 key = key_deserializer(key, SerializationContext(topic, field, headers))
                 if self.semantic_types is not None:
-                    key_types = self.semantic_types.for_frame(raw_key, _loc(location))
+                    key_types = self.semantic_types.for_frame(
+                        raw_key, RecordLocation(topic, MessageField.KEY, msg.partition(), msg.offset()))
         except SerdesError as err:
             # the same exception re-raised with its location filled in: no new cause to chain
             raise err.at(topic=topic, partition=msg.partition(), offset=msg.offset(), field=field)  # noqa: B904

@@ -345,3 +345,12 @@ def test_the_documented_table_lists_every_rule():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "cdc.md").read_text()
     for name, (_, python_type) in SEMANTIC_TYPES.items():
         assert f"| `{name}` | {python_type} |" in doc, name
+
+
+def test_a_bad_key_column_names_the_key(wire):
+    parser = ChangeParser(semantic_types=SemanticTypes(wire[4]))
+    with pytest.raises(ColumnValueError) as exc:
+        _parse(wire, parser, _message(wire, 9, envelope("c", None, PHYSICAL), {"id": 1, "uid": "nope"}))
+    err = exc.value
+    assert err.column == "uid" and "key.uid" in str(err)
+    assert (err.location.field, err.location.offset, err.location.partition) == ("key", 9, 3)

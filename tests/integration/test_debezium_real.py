@@ -35,30 +35,37 @@ pg8000 = pytest.importorskip("pg8000.native")
 COLUMNS = """
     id int PRIMARY KEY, big bigint, amount numeric(10,2), ratio numeric, name text, code varchar(16),
     active boolean, born date, seen timestamp, seen_tz timestamptz, at_time time, uid uuid, doc jsonb,
-    feeling {mood}, tags text[], blob text"""
+    feeling {mood}, tags text[], blob text, big_tags text[], big_doc jsonb"""
+
+# TOASTed columns, stored out of line (no compression): an update that leaves them unchanged does
+# not log them, and Debezium sends its placeholder (under REPLICA IDENTITY DEFAULT)
+TOASTED = ("blob", "big_tags", "big_doc")
 
 # the documented Python type of each column's values (docs/cdc.md, "Semantic types")
 TYPES: Dict[str, Any] = {
     "id": int, "big": int, "amount": Decimal, "ratio": Decimal, "name": str, "code": str, "active": bool,
     "born": dt.date, "seen": dt.datetime, "seen_tz": dt.datetime, "at_time": dt.time, "uid": uuid.UUID,
     "doc": (dict, list, str, int, float, bool), "feeling": str, "tags": list, "blob": str, "email": str,
+    "big_tags": list, "big_doc": dict,
 }
 
 BIG_TEXT = "".join(chr(0x41 + (i * 7919) % 26) for i in range(6000))  # > 2 kB: stored out of line
 
 ROW1 = ("1, 9000000000, 12.34, 3.14159, 'alice', 'A1', true, '2024-02-29', '2024-01-02 03:04:05.123456', "
         "'2024-01-02 03:04:05.5+02', '13:14:15.5', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', "
-        "'{{\"k\": [1, 2.5, null]}}', 'happy', ARRAY['x', 'y'], '{big}'")
+        "'{{\"k\": [1, 2.5, null]}}', 'happy', ARRAY['x', 'y'], '{big}', {big_tags}, {big_doc}")
 ROW3 = ("3, -9223372036854775808, -99999999.99, 0.00000000000000000001, 'zoë ☃', '', false, '0001-01-01', "
         "'1969-12-31 23:59:59.999999', '1999-12-31 23:59:59.999999-08', '00:00:00', "
-        "'00000000-0000-0000-0000-000000000000', '[1, \"two\", {\"three\": 3.5}]', 'sad', '{a,NULL}', 'short'")
+        "'00000000-0000-0000-0000-000000000000', '[1, \"two\", {\"three\": 3.5}]', 'sad', '{a,NULL}', 'short', ARRAY['small'], '{\"small\": true}'")
 ROW_N = ("{id}, {id}00, {id}.5, {id}e-3, 'row{id}', 'c{id}', true, '2020-01-{id:02d}', '2020-01-01 00:00:{id:02d}', "
          "'2020-01-01 00:00:{id:02d}+00', '01:02:{id:02d}', '{uid}', '{{\"n\": {id}}}', 'ok', ARRAY['t{id}'], "
-         "'{big}'")
+         "'{big}', {big_tags}, {big_doc}")
+BIG_TAGS = "array_fill('abcdefghij'::text, ARRAY[600])"                      # ~6 kB
+BIG_DOC = "jsonb_build_object('text', repeat('q', 5000), 'n', 1)"           # ~5 kB
 
 
 def _row(id_: int) -> str:
-    return ROW_N.format(id=id_, uid=uuid.UUID(int=id_), big=BIG_TEXT)
+    return ROW_N.format(id=id_, uid=uuid.UUID(int=id_), big=BIG_TEXT, big_tags=BIG_TAGS, big_doc=BIG_DOC)
 
 
 def _streaming(t: str, truncate: bool = True) -> List[Tuple[str, List[Tuple[Op, Optional[int]]]]]:
@@ -155,11 +162,13 @@ def pipeline(postgres, kafka_connect, kafka_bootstrap, registry_url, apicurio_v2
     db.run(f"CREATE TYPE {mood} AS ENUM ('sad', 'ok', 'happy')")
     for identity, t in tables.items():
         db.run(f"CREATE TABLE {t} ({COLUMNS.format(mood=mood)})")
-        db.run(f"ALTER TABLE {t} ALTER COLUMN blob SET STORAGE EXTERNAL")  # no compression: out of line
+        for col in TOASTED:
+            db.run(f"ALTER TABLE {t} ALTER COLUMN {col} SET STORAGE EXTERNAL")  # no compression: out of line
         db.run(f"ALTER TABLE {t} REPLICA IDENTITY {'DEFAULT' if identity == 'default' else 'FULL'}")
         # a Flink LIST has no null elements: read_debezium fails a '{a,NULL}' array with ColumnValueError
         row3 = ROW3 if identity != "flink" else ROW3.replace("'{a,NULL}'", "'{a,b}'")
-        db.run(f"INSERT INTO {t} VALUES ({ROW1.format(big=BIG_TEXT)}), (2, {', '.join(['NULL'] * 15)}), ({row3})")
+        row1 = ROW1.format(big=BIG_TEXT, big_tags=BIG_TAGS, big_doc=BIG_DOC)
+        db.run(f"INSERT INTO {t} VALUES ({row1}), (2, {', '.join(['NULL'] * (len(TYPES) - 2))}), ({row3})")
 
     prefix = f"cdc{run}"
     name = f"pg-{run}"
@@ -283,7 +292,7 @@ def test_replica_identity_default_updates_have_no_before_and_unavailable_toast(p
     cap = pipeline["captured"]["default"]
     update1 = cap.changes[3]
     assert update1.op is Op.UPDATE and update1.before is None
-    assert update1.after["blob"] is UNAVAILABLE and update1.after["name"] == "bob"
+    assert all(update1.after[c] is UNAVAILABLE for c in TOASTED) and update1.after["name"] == "bob"
     delete = next(ch for ch in cap.changes if ch.op is Op.DELETE)
     # the key identifies the row; Debezium sends None for the columns PostgreSQL did not log
     assert delete.before == dict.fromkeys(TYPES.keys() - {"email"}, None) | {"id": 3} and delete.after is None
@@ -294,6 +303,7 @@ def test_replica_identity_full_updates_have_the_old_row(pipeline):
     update1 = cap.changes[3]
     assert update1.op is Op.UPDATE and update1.before == cap.changes[0].after
     assert update1.after["blob"] == BIG_TEXT  # an unchanged TOASTed column: Debezium has it from the old row
+    assert update1.after["big_tags"] == ["abcdefghij"] * 600 and update1.after["big_doc"]["n"] == 1
     update3, delete3 = cap.changes[4], cap.changes[5]
     assert (update3.op, delete3.op) == (Op.UPDATE, Op.DELETE)
     assert delete3.before == update3.after and delete3.before["blob"] == "y" * 5000

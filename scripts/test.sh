@@ -20,7 +20,7 @@ if ! "$PY" -c 'from serdes.testing._maven import find_java; find_java(21)' >/dev
 fi
 
 echo "== fetching test servers (cached after the first run)"
-"$PY" -m serdes.testing fetch
+"$PY" -m serdes.testing fetch --cdc
 
 # --durations: the 30 slowest tests, printed at the end, so a slow suite says where its time goes.
 # SERDES_TEST_WORKERS (default 2) pytest-xdist workers share the tests; each starts its own servers

@@ -286,7 +286,9 @@ class ColumnValueError(ValidationError):
     """A decoded column value that its Flink column type cannot hold (``read_debezium``): an
     integer outside BIGINT/INT/SMALLINT/TINYINT, a decimal beyond its declared precision, a string
     that is not valid Unicode, a value of another type, a null list element ...  Raised inside
-    serdes' decode operator, so it follows ``on_error`` like any bad record.
+    serdes' decode operator, so it follows ``on_error`` like any bad record.  Also raised by
+    ``serdes.cdc.SemanticTypes`` for a column value its Debezium/Connect semantic type cannot
+    map (an unknown semantic type, ``time '24:00'``, a placeholder where a value is required).
 
     Attributes:
         column: the column, with the path inside it for nested values (``address.zip``,

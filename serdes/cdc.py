@@ -36,6 +36,12 @@ Rules (see docs/cdc.md):
   every column (``None`` but the key's).
 * A ``None`` value (tombstone) is not a change: :func:`parse_change` returns ``None``;
   :class:`ChangeParser` counts it.
+* ``semantic_types=SemanticTypes(registry_client)`` (:class:`ChangeParser`, Avro envelopes):
+  column values of Debezium's / Connect's semantic types become the Python values they mean
+  (``io.debezium.time.MicroTimestamp`` -> ``datetime``, ``io.debezium.data.Uuid`` -> ``UUID``, ...;
+  the table in docs/cdc.md), from the ``connect.name`` annotations of each record's writer
+  schema; an unchanged TOASTed column of an update is :data:`UNAVAILABLE`; a value or semantic
+  type that cannot be mapped is a :class:`serdes.ColumnValueError` naming the column.
 * Anything else -- not a record, ``op`` missing/empty/not a string/unknown (``m`` logical
   messages included: they go to their own topic), ``before``/``after``/``source``/``transaction``
   not a record -- raises :class:`serdes.MalformedEnvelopeError` naming what was wrong and where.
@@ -46,15 +52,22 @@ from __future__ import annotations
 import enum
 from typing import AbstractSet, Any, Collection, Dict, Mapping, NamedTuple, Optional
 
-from ._errors import MalformedEnvelopeError, RecordLocation, SerdesError
+from ._cache import bounded_store
+from ._cdc_types import PLACEHOLDER, SEMANTIC_TYPES, UNAVAILABLE, RowConverter, row_converters
+from ._errors import ColumnValueError, MalformedEnvelopeError, RecordLocation, SerdesError
 
 __all__ = [
     "Op",
     "Change",
     "ChangeParser",
+    "SemanticTypes",
+    "UNAVAILABLE",
+    "PLACEHOLDER",
+    "SEMANTIC_TYPES",
     "parse_change",
     "message_to_dict",
     "MalformedEnvelopeError",
+    "ColumnValueError",
 ]
 
 #: Protobuf nesting bound for :func:`message_to_dict` (the protobuf parser's own default is 100).
@@ -240,19 +253,86 @@ def _key_row(key: Dict[str, Any], cols: AbstractSet[str], location: Optional[Rec
     return row
 
 
+class SemanticTypes:
+    """Debezium's / Kafka Connect's semantic types applied to the rows of Avro envelopes.
+
+    ``registry``: the ``SchemaRegistryClient`` the records were written against (the writer
+    schema of each record is looked up by the id in its frame; the client caches it).
+    ``placeholder``: the connector's ``unavailable.value.placeholder`` (``None``: no TOAST
+    placeholders are recognised).  ``max_schemas`` bounds the converters kept (one per writer
+    schema).  :meth:`for_schema` gives the converter of a schema text without a registry.
+    """
+
+    def __init__(self, registry: Any = None, placeholder: Optional[str] = PLACEHOLDER,
+                 max_schemas: int = 1000) -> None:
+        self.registry = registry
+        self.placeholder = placeholder
+        self.max_schemas = max_schemas
+        self._by_id: Dict[Any, RowConverter] = {}
+
+    def for_schema(self, schema: Any) -> RowConverter:
+        """The row converter of an Avro envelope (or key) schema, as JSON text or parsed."""
+        return row_converters(schema, self.placeholder)[0]
+
+    def for_id(self, schema_id: Any, location: Optional[RecordLocation] = None) -> RowConverter:
+        """The row converter of the writer schema ``schema_id`` (fetched from ``registry``)."""
+        conv = self._by_id.get(schema_id)
+        if conv is not None:
+            return conv
+        if self.registry is None:
+            raise ValueError("SemanticTypes needs a registry client to look up schema ids")
+        from ._registry import fetch_writer_schema
+
+        schema = fetch_writer_schema(self.registry, schema_id, location=location)
+        if (schema.schema_type or "AVRO").upper() != "AVRO":
+            raise ColumnValueError(
+                f"semantic types are read from Avro writer schemas; schema id {schema_id} is "
+                f"{schema.schema_type}", _loc(location), schema_id)
+        try:
+            conv = self.for_schema(schema.schema_str)
+        except SerdesError as err:
+            err.schema_id = schema_id
+            if location is not None:
+                err.at(location.topic, location.partition, location.offset, location.field)
+            raise
+        bounded_store(self._by_id, schema_id, conv, self.max_schemas)
+        return conv
+
+    def for_frame(self, raw: Any, location: Optional[RecordLocation] = None) -> RowConverter:
+        """The row converter of a Confluent-framed record's writer schema."""
+        from ._wire import parse_frame
+
+        return self.for_id(parse_frame(raw, location=location).schema_id, location)
+
+
+def apply_semantic_types(change: Change, value_types: Optional[RowConverter],
+                         location: Optional[RecordLocation] = None) -> Change:
+    """``change`` with ``value_types`` applied to ``before`` and ``after`` (an update's ``after``
+    may hold :data:`UNAVAILABLE` columns)."""
+    if value_types is None or change.op is Op.TRUNCATE:
+        return change
+    before = value_types.convert(change.before, "before", location)
+    after = value_types.convert(change.after, "after", location, unavailable_ok=change.op is Op.UPDATE)
+    return change._replace(before=before, after=after)
+
+
 class ChangeParser:
     """Stateful front end of :func:`parse_change` for a consumer loop: skips and counts
     tombstones, counts changes per :class:`Op`.
 
     ``columns``, ``optional_columns``: the table's column names, as for :func:`parse_change`.
-    ``parse(value, key=None, location=None)`` takes decoded values;
+    ``semantic_types``: a :class:`SemanticTypes` to map column values of semantic types.
+    ``parse(value, key=None, location=None, value_types=None, key_types=None)`` takes decoded
+    values (and optionally the :class:`RowConverter` of their writer schemas);
     ``parse_message(msg, value_deserializer, key_deserializer=None)`` takes a
-    ``confluent_kafka.Message`` and the deserializers, and puts topic/partition/offset into errors.
+    ``confluent_kafka.Message`` and the deserializers, puts topic/partition/offset into errors and,
+    with ``semantic_types``, finds the writer schemas from the records' frames.
     """
 
     def __init__(self, before_required: bool = True, columns: Optional[Collection[str]] = None,
-                 optional_columns: Collection[str] = ()) -> None:
+                 optional_columns: Collection[str] = (), semantic_types: Optional[SemanticTypes] = None) -> None:
         self.before_required = before_required
+        self.semantic_types = semantic_types
         self.columns = None if columns is None else frozenset(columns)
         self.optional_columns = frozenset(optional_columns)
         self.tombstones = 0
@@ -263,12 +343,18 @@ class ChangeParser:
         """Number of changes returned so far."""
         return sum(self.counts.values())
 
-    def parse(self, value: Any, key: Any = None, location: Optional[RecordLocation] = None) -> Optional[Change]:
+    def parse(self, value: Any, key: Any = None, location: Optional[RecordLocation] = None,
+              value_types: Optional[RowConverter] = None, key_types: Optional[RowConverter] = None) -> Optional[Change]:
         if value is None:
             self.tombstones += 1
             return None
+        if key_types is not None and key is not None:
+            key_location = None if location is None else RecordLocation(
+                location.topic, "key", location.partition, location.offset)
+            key = key_types.convert(_as_record(key, "key", location), "key", key_location)
         change = parse_change(value, key, self.before_required, location, self.columns, self.optional_columns)
         assert change is not None
+        change = apply_semantic_types(change, value_types, location)
         self.counts[change.op] += 1
         return change
 
@@ -282,13 +368,19 @@ class ChangeParser:
             return None
         headers = msg.headers()
         field = MessageField.VALUE
+        value_types = key_types = None
         try:
             value = value_deserializer(raw_value, SerializationContext(topic, field, headers))
-            key = msg.key()
+            if self.semantic_types is not None:
+                value_types = self.semantic_types.for_frame(raw_value, location)
+            key = raw_key = msg.key()
             if key_deserializer is not None and key is not None:
                 field = MessageField.KEY
                 key = key_deserializer(key, SerializationContext(topic, field, headers))
+                if self.semantic_types is not None:
+                    key_types = self.semantic_types.for_frame(
+                        raw_key, RecordLocation(topic, MessageField.KEY, msg.partition(), msg.offset()))
         except SerdesError as err:
             # the same exception re-raised with its location filled in: no new cause to chain
             raise err.at(topic=topic, partition=msg.partition(), offset=msg.offset(), field=field)  # noqa: B904
-        return self.parse(value, key, location)
+        return self.parse(value, key, location, value_types, key_types)

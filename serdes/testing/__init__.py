@@ -10,15 +10,21 @@ schema registry (Apicurio Registry 3, ``/apis/ccompat/v7``) as java processes.
     with LocalFlinkCluster() as cluster:       # JobManager + 2 TaskManagers, local processes
         cluster.submit("job.py", args=[...])   # flink run --python
 
-CLI: ``python -m serdes.testing fetch`` / ``python -m serdes.testing run``.
+    from serdes.testing import LocalPostgres, LocalKafkaConnect   # the CDC tests' database and Connect
+    with LocalPostgres() as pg, LocalKafkaConnect(s.bootstrap_servers) as connect:
+        connect.create_connector("pg", {...})  # Debezium's PostgreSQL connector, Apicurio's converters
+
+CLI: ``python -m serdes.testing fetch [--cdc]`` / ``python -m serdes.testing run``.
 Pure stdlib + confluent-kafka; needs ``java`` (17+) and ``mvn`` on PATH.
 """
 
-from ._maven import MissingToolError, find_java, cache_dir, fetch_all, fetch_apicurio, fetch_kafka, missing_tools
+from ._maven import MissingToolError, find_java, cache_dir, fetch_all, fetch_apicurio, fetch_cdc, fetch_kafka, missing_tools
 from ._flink_cluster import FlinkJobFailed, FlinkSubmitError, LocalFlinkCluster, flink_home
 from .._errors import ServerStartError
 from ._apicurio import LocalRegistry
 from ._kafka import LocalKafka
+from ._connect import ConnectorFailed, LocalKafkaConnect
+from ._postgres import LocalPostgres
 from ._ports import free_port
 from ._servers import LocalServers, local_servers
 
@@ -28,6 +34,9 @@ __all__ = [
     "LocalFlinkCluster",
     "flink_home",
     "LocalKafka",
+    "LocalKafkaConnect",
+    "LocalPostgres",
+    "ConnectorFailed",
     "LocalRegistry",
     "LocalServers",
     "MissingToolError",
@@ -37,6 +46,7 @@ __all__ = [
     "find_java",
     "fetch_apicurio",
     "fetch_kafka",
+    "fetch_cdc",
     "free_port",
     "local_servers",
     "missing_tools",

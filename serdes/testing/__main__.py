@@ -65,6 +65,8 @@ def _fetch(args: argparse.Namespace) -> int:
     lib, app = _maven.fetch_all()
     print(f"kafka libs:   {lib}")
     print(f"apicurio app: {app}")
+    if args.cdc:
+        print(f"cdc (connect, debezium, converters): {_maven.fetch_cdc()}")
     print(f"fetched in {time.monotonic() - t0:.1f}s (cache: {_maven.cache_dir()})")
     return 0
 
@@ -119,6 +121,13 @@ def build_parser() -> argparse.ArgumentParser:
         dest="cmd", required=True, metavar="{fetch,run}", parser_class=argparse.ArgumentParser
     )
     fetch = sub.add_parser("fetch", help=_COMMANDS["fetch"], description=_COMMANDS["fetch"] + ".")
+    fetch.add_argument(
+        "--cdc",
+        action="store_true",
+        help=f"also fetch what the CDC tests run: Kafka Connect {_maven.KAFKA_VERSION}, the Debezium "
+        f"PostgreSQL connector {_maven.DEBEZIUM_VERSION} and Apicurio's converters "
+        f"{_maven.APICURIO_CONVERTER_VERSION} (default: only the broker and the registry)",
+    )
     fetch.set_defaults(func=_fetch)
     run = sub.add_parser(
         "run",

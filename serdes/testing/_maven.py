@@ -26,7 +26,8 @@ from .._mvn import (
 
 # cache_dir, maven_repo_local and MissingToolError are re-exported: serdes.testing's callers use them
 __all__ = [
-    "APICURIO_VERSION", "KAFKA_VERSION", "MissingToolError", "apicurio_dist_dir", "apicurio_home", "cache_dir",
+    "APICURIO_CONVERTER_VERSION", "APICURIO_VERSION", "DEBEZIUM_VERSION", "KAFKA_VERSION",
+    "cdc_home", "connect_lib_dir", "connect_plugin_dir", "fetch_cdc", "MissingToolError", "apicurio_dist_dir", "apicurio_home", "cache_dir",
     "fetch_all", "fetch_apicurio", "fetch_kafka", "find_java", "kafka_home", "kafka_lib_dir", "maven_repo_local",
     "missing_tools", "require_tool",
 ]
@@ -36,6 +37,11 @@ SCALA_VERSION = "2.13"
 LOG4J_VERSION = "2.24.3"
 SLF4J_VERSION = "2.0.17"
 APICURIO_VERSION = os.environ.get("SERDES_APICURIO_VERSION", "3.3.3")
+DEBEZIUM_VERSION = os.environ.get("SERDES_DEBEZIUM_VERSION", "3.6.1.Final")
+# Apicurio's Kafka Connect converters: Maven Central serves no 3.x build of them (3.0.7, 3.1.7,
+# 3.3.3 of apicurio-registry-utils-converter and of the distro-connect-converter zip: "not found"),
+# so the 2.6 line, which talks to the registry's v2 API that Apicurio 3 still serves.
+APICURIO_CONVERTER_VERSION = os.environ.get("SERDES_APICURIO_CONVERTER_VERSION", "2.6.13.Final")
 
 _MARKER = ".complete"
 
@@ -279,6 +285,69 @@ def _find_quarkus_run(dist: Path) -> Path | None:
     if direct.exists():
         return direct
     return next(iter(sorted(dist.rglob("quarkus-run.jar"))), None)
+
+
+def cdc_home() -> Path:
+    """Kafka Connect, the Debezium PostgreSQL connector and Apicurio's converters (``fetch_cdc``)."""
+    return cache_dir() / f"cdc-connect-{KAFKA_VERSION}-debezium-{DEBEZIUM_VERSION}-apicurio-{APICURIO_CONVERTER_VERSION}"
+
+
+def connect_lib_dir() -> Path:
+    """The Connect worker's classpath (connect-runtime, connect-json and their dependencies)."""
+    return cdc_home() / "lib"
+
+
+def connect_plugin_dir() -> Path:
+    """Connect's ``plugin.path``: one sub-directory per plugin (own class loader each)."""
+    return cdc_home() / "plugins"
+
+
+_CDC_SETS = {
+    # name -> (output dir relative to cdc_home(), dependencies)
+    "connect": ("lib", [("org.apache.kafka", "connect-runtime", KAFKA_VERSION),
+                        ("org.apache.kafka", "connect-json", KAFKA_VERSION),
+                        ("org.slf4j", "slf4j-api", SLF4J_VERSION),
+                        ("org.apache.logging.log4j", "log4j-slf4j2-impl", LOG4J_VERSION),
+                        ("org.apache.logging.log4j", "log4j-core", LOG4J_VERSION)]),
+    "debezium": ("plugins/debezium-connector-postgres",
+                 [("io.debezium", "debezium-connector-postgres", DEBEZIUM_VERSION)]),
+    "apicurio-converters": ("plugins/apicurio-converters",
+                            [("io.apicurio", "apicurio-registry-utils-converter", APICURIO_CONVERTER_VERSION),
+                             ("io.apicurio", "apicurio-registry-serdes-avro-serde", APICURIO_CONVERTER_VERSION),
+                             ("io.apicurio", "apicurio-registry-serdes-jsonschema-serde",
+                              APICURIO_CONVERTER_VERSION),
+                             ("io.apicurio", "apicurio-registry-serdes-protobuf-serde",
+                              APICURIO_CONVERTER_VERSION)]),
+}
+
+
+def fetch_cdc(quiet: bool = False) -> Path:
+    """Fetch Kafka Connect (the broker's Kafka version), the Debezium PostgreSQL connector and
+    Apicurio's Avro / JSON Schema / Protobuf converters; return :func:`cdc_home`."""
+    home = cdc_home()
+    if (home / _MARKER).exists():
+        return home
+    home.mkdir(parents=True, exist_ok=True)
+    for name, (rel, deps) in _CDC_SETS.items():
+        out = home / rel
+        if out.exists():
+            shutil.rmtree(out)
+        work = home / "poms" / name
+        work.mkdir(parents=True, exist_ok=True)
+        config = (
+            f"\n        <outputDirectory>{out}</outputDirectory>"
+            "\n        <includeScope>runtime</includeScope>"
+        )
+        if rel.startswith("plugins/"):
+            # the worker's own Kafka API jars serve every plugin (Connect loads org.apache.kafka.*
+            # from its class path): other versions of them in a plugin dir only confuse
+            config += "\n        <excludeArtifactIds>kafka-clients,connect-api,connect-json</excludeArtifactIds>"
+        (work / "pom.xml").write_text(dependency_plugin_pom(
+            "serdes.testing", f"cdc-{name}", "copy-dependencies", config,
+            dependencies="".join(_dep(*d) for d in deps)))
+        _run_mvn(work, f"{name} for CDC tests", None, quiet)
+    (home / _MARKER).write_text(f"{KAFKA_VERSION} {DEBEZIUM_VERSION} {APICURIO_CONVERTER_VERSION}\n")
+    return home
 
 
 def fetch_all(quiet: bool = False) -> tuple[Path, Path]:

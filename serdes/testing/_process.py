@@ -109,6 +109,8 @@ class ManagedProcess:
     Subclasses give :meth:`_command` and :meth:`_ready`; the others have defaults."""
 
     name = "server"
+    #: what :meth:`stop` sends the process group first (PostgreSQL: SIGINT, its "fast" shutdown)
+    stop_signal = signal.SIGTERM
 
     def __init__(self, workdir: str | os.PathLike[str] | None, start_timeout: float) -> None:
         self._workdir = WorkDir(workdir, prefix=f"serdes-{self.name}-")
@@ -132,6 +134,10 @@ class ManagedProcess:
 
     def _prepare(self) -> None:
         """Fetch artifacts, pick ports, write config (called before each launch)."""
+
+    def _run_as(self) -> tuple[int, int] | None:
+        """``(uid, gid)`` to run the child as (``None``: this process's user)."""
+        return None
 
     def _ready(self) -> bool:  # pragma: no cover - abstract
         """The health check: True once the process serves (an exception counts as not yet)."""
@@ -171,7 +177,9 @@ class ManagedProcess:
         self._prepare()
         self._launch_started = time.monotonic()
         self._stdout = open(self.stdout_file, "ab")
-        self._proc = subprocess.Popen(
+        run_as = self._run_as()
+        ids: dict[str, object] = {} if run_as is None else {"user": run_as[0], "group": run_as[1], "extra_groups": []}
+        self._proc = subprocess.Popen(  # type: ignore[call-overload]
             self._command(),
             cwd=self._cwd(),
             env=self._environ(),
@@ -180,6 +188,7 @@ class ManagedProcess:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # own process group -> killpg on stop
             preexec_fn=_parent_death_signal() if threading.current_thread() is threading.main_thread() else None,
+            **ids,
         )
         _LIVE.add(self)
 
@@ -219,7 +228,7 @@ class ManagedProcess:
         proc, self._proc = self._proc, None
         _LIVE.discard(self)
         if proc is not None and proc.poll() is None:
-            for sig, wait in ((signal.SIGTERM, timeout), (signal.SIGKILL, 10.0)):
+            for sig, wait in ((self.stop_signal, timeout), (signal.SIGKILL, 10.0)):
                 try:
                     os.killpg(proc.pid, sig)
                 except ProcessLookupError:

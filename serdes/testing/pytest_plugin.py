@@ -10,6 +10,10 @@ once per session, only when a test asks for one of these fixtures.
   ``.can_restart_registry``, ``.stop_registry()``, ``.start_registry()``)
 * ``flink_cluster``          – :class:`serdes.testing.LocalFlinkCluster`: a standalone Flink
   cluster (1 JobManager, 2 TaskManagers x 2 slots, RocksDB) as local processes, once per session
+* ``postgres``               – :class:`serdes.testing.LocalPostgres` (logical decoding on)
+* ``kafka_connect``          – :class:`serdes.testing.LocalKafkaConnect`: Connect standalone with
+  Debezium's PostgreSQL connector and Apicurio's converters, on ``kafka_bootstrap``
+* ``apicurio_v2_url`` (str)  – the registry's Apicurio v2 API (the converters' URL)
 """
 
 from __future__ import annotations
@@ -23,7 +27,10 @@ from .._errors import MissingToolError
 from . import _backends
 
 if TYPE_CHECKING:
+    from ._connect import LocalKafkaConnect
     from ._flink_cluster import LocalFlinkCluster
+    from ._postgres import LocalPostgres
+    from ._process import ManagedProcess
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -92,3 +99,50 @@ def flink_cluster() -> Iterator[LocalFlinkCluster]:
         yield cluster
     finally:
         cluster.cleanup()
+
+
+def _start_or_fail(server: ManagedProcess, what: str) -> None:
+    problem: str | None = None
+    try:
+        server.start()
+    except MissingToolError as exc:
+        problem = str(exc)
+    if problem is not None:
+        pytest.fail(f"{what} needs {problem}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[LocalPostgres]:
+    """A started :class:`~serdes.testing.LocalPostgres` (``wal_level=logical``), once per session."""
+    from ._postgres import LocalPostgres
+
+    server = LocalPostgres()
+    _start_or_fail(server, "the postgres fixture")
+    try:
+        yield server
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def apicurio_v2_url(registry_url: str) -> str:
+    """The session registry's Apicurio v2 API (what Apicurio's Kafka Connect converters talk to);
+    the CDC tests skip on a registry that is not Apicurio."""
+    suffix = "/apis/ccompat/v7"
+    if not registry_url.rstrip("/").endswith(suffix):
+        pytest.skip(f"Apicurio's Kafka Connect converters need an Apicurio registry; {registry_url} is not one")
+    return registry_url.rstrip("/")[: -len(suffix)] + "/apis/registry/v2"
+
+
+@pytest.fixture(scope="session")
+def kafka_connect(kafka_bootstrap: str) -> Iterator[LocalKafkaConnect]:
+    """A started :class:`~serdes.testing.LocalKafkaConnect` (standalone) on the session's broker, with
+    the Debezium PostgreSQL connector and Apicurio's converters; once per session."""
+    from ._connect import LocalKafkaConnect
+
+    server = LocalKafkaConnect(kafka_bootstrap)
+    _start_or_fail(server, "the kafka_connect fixture")
+    try:
+        yield server
+    finally:
+        server.cleanup()

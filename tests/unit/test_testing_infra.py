@@ -96,3 +96,65 @@ def test_maven_repository_is_under_the_serdes_cache(monkeypatch, tmp_path):
     assert _maven.maven_repo_local() == (tmp_path / ".cache" / "serdes" / "m2").resolve()  # not ~/.m2
     monkeypatch.setenv("SERDES_MAVEN_REPO_LOCAL", str(tmp_path / "shared"))
     assert _maven.maven_repo_local() == (tmp_path / "shared").resolve()
+
+
+# -- the CDC servers: LocalPostgres, LocalKafkaConnect (configuration only; the real ones run in
+# tests/integration/test_debezium_real.py) -----------------------------------------------------
+
+def test_postgres_runs_with_logical_decoding_on_loopback(tmp_path, monkeypatch):
+    from serdes.testing import _postgres
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("initdb", "postgres"):
+        (bin_dir / tool).write_text("")
+    monkeypatch.setenv("SERDES_PG_BIN", str(bin_dir))
+    assert _postgres.find_postgres_bin() == bin_dir
+    pg = _postgres.LocalPostgres(port=5999, workdir=tmp_path / "w", settings={"max_wal_senders": "3"})
+    pg.bin_dir = bin_dir
+    cmd = pg._command()
+    settings = dict(cmd[i + 1].split("=", 1) for i, a in enumerate(cmd) if a == "-c")
+    assert settings["wal_level"] == "logical" and settings["listen_addresses"] == "127.0.0.1"
+    assert settings["port"] == "5999" and settings["max_wal_senders"] == "3"
+    assert pg.dsn == "postgresql://postgres@127.0.0.1:5999/serdes"
+
+
+def test_postgres_under_root_runs_as_another_user(monkeypatch):
+    from serdes.testing import _postgres
+
+    monkeypatch.setattr(_postgres.os, "geteuid", lambda: 0)
+    user = _postgres._server_user()
+    assert user is not None and user.pw_uid != 0 and user.pw_name in _postgres._SERVER_USERS
+    monkeypatch.setattr(_postgres.pwd, "getpwnam", lambda name: (_ for _ in ()).throw(KeyError(name)))
+    with pytest.raises(MissingToolError, match="refuses to run as root"):
+        _postgres._server_user()
+    monkeypatch.setattr(_postgres.os, "geteuid", lambda: 1000)
+    assert _postgres._server_user() is None
+
+
+def test_postgres_missing_binaries_is_a_missing_tool_error(tmp_path, monkeypatch):
+    from serdes.testing import _postgres
+
+    monkeypatch.setenv("SERDES_PG_BIN", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(_postgres.glob, "glob", lambda pattern: [])
+    with pytest.raises(MissingToolError, match="apt-get install postgresql"):
+        _postgres.find_postgres_bin()
+
+
+def test_connect_worker_config(tmp_path):
+    from serdes.testing import LocalKafkaConnect
+
+    c = LocalKafkaConnect("127.0.0.1:1234", port=8083, workdir=tmp_path, extra_properties={"a.b": "c"})
+    props = c._properties()
+    assert props["bootstrap.servers"] == "127.0.0.1:1234" and props["listeners"] == "http://127.0.0.1:8083"
+    assert props["plugin.path"] == str(_maven.connect_plugin_dir())
+    assert props["offset.storage.file.filename"].startswith(str(tmp_path)) and props["a.b"] == "c"
+    assert c.url == "http://127.0.0.1:8083"
+
+
+def test_cdc_artifacts_share_the_broker_kafka_version():
+    sets = _maven._CDC_SETS
+    assert ("org.apache.kafka", "connect-runtime", _maven.KAFKA_VERSION) in sets["connect"][1]
+    assert all(v == _maven.DEBEZIUM_VERSION for _, _, v in sets["debezium"][1])
+    assert str(_maven.cdc_home()).startswith(str(_maven.cache_dir()))  # outside the repository

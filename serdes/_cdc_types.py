@@ -21,7 +21,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ._errors import ColumnValueError, RecordLocation
 
-__all__ = ["UNAVAILABLE", "PLACEHOLDER", "RowConverter", "row_converters", "SEMANTIC_TYPES"]
+__all__ = ["UNAVAILABLE", "PLACEHOLDER", "RowConverter", "placeholder_columns", "row_converters", "SEMANTIC_TYPES"]
 
 #: Debezium's default ``unavailable.value.placeholder``
 PLACEHOLDER = "__debezium_unavailable_value"
@@ -436,6 +436,15 @@ def _is_placeholder(v: Any, placeholder: str, raw: bytes, as_decimal: Optional[D
     if type(v) is list and len(v) == 1:  # an array column: Debezium sends [placeholder]
         return _is_placeholder(v[0], placeholder, raw, None)
     return False
+
+
+def placeholder_columns(row: Optional[Mapping[str, Any]], placeholder: str = PLACEHOLDER) -> List[str]:
+    """The columns of ``row`` holding Debezium's unavailable-value placeholder as text, bytes or a
+    one-element array (the forms of the TOASTable column types: text, bytea, jsonb, arrays)."""
+    if not row:
+        return []
+    raw = placeholder.encode()
+    return [name for name, v in row.items() if v is not None and _is_placeholder(v, placeholder, raw, None)]
 
 
 class RowConverter:

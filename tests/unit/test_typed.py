@@ -33,6 +33,7 @@ import serdes.protobuf as s_protobuf
 from serdes import SchemaMismatchError, ValidationError
 from serdes.avro._typed import record_makers
 from serdes.typed import from_dict, record_fields, to_dict
+from tests.support.confluent_releases import confluent_version
 
 pytestmark = pytest.mark.usefixtures("implementation")
 
@@ -507,6 +508,11 @@ def test_avro_typed_encode_writes_confluent_bytes_for_every_object_shape(strict:
     reg = client()
     data = confluent_avro(reg, ORDER, VALUE)
     conf = {"validate.strict": True} if strict else None
+    if strict:
+        try:
+            c_avro.AvroSerializer(reg, json.dumps(ORDER), conf=conf)
+        except ValueError as e:  # an older release without the key (the newest matrix leg runs it)
+            pytest.skip(f"confluent-kafka {confluent_version()} has no validate.strict: {e}")
     ser = s_avro.AvroSerializer(reg, json.dumps(ORDER), conf=conf, to_dict=to_dict(Order))
     order = expected_order()
     assert ser(order, CTX) == data

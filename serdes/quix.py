@@ -94,6 +94,16 @@ def _client(
     return SchemaRegistryClient(config.as_dict(plaintext_secrets=True))
 
 
+def _json_client(schema: Optional[Mapping[str, Any]], config: Optional[SchemaRegistryClientConfig],
+                 client: Optional[SchemaRegistryClient]) -> Optional[SchemaRegistryClient]:
+    """The JSON classes' registry client; with one, a schema is required (quixstreams' check and
+    message, which names the serialization config for the deserializer too)."""
+    found = _client(config, client)
+    if found is not None and not schema:
+        raise ValueError("If `schema_registry_serialization_config` is provided, `schema` must also be set.")
+    return found
+
+
 def _serialization_conf(config: Optional[SchemaRegistrySerializationConfig], keys: Optional[set[str]]) -> Dict[str, Any]:
     if config is None:
         return {}
@@ -314,11 +324,7 @@ class JSONSerializer(_quix_json.JSONSerializer):
     ) -> None:
         """The arguments are quixstreams'; ``schema_registry_client``
         as for :class:`AvroSerializer`."""
-        client = _client(schema_registry_client_config, schema_registry_client)
-        if client is not None and not schema:
-            raise ValueError(
-                "If `schema_registry_serialization_config` is provided, `schema` must also be set."
-            )
+        client = _json_client(schema, schema_registry_client_config, schema_registry_client)
         super().__init__(dumps, schema, validator)
         self._serdes: Optional[_SerdesJSONSerializer] = None
         if client is not None:
@@ -349,11 +355,7 @@ class JSONDeserializer(_quix_json.JSONDeserializer):
     ) -> None:
         """The arguments are quixstreams'; ``schema_registry_client``
         as for :class:`AvroSerializer`."""
-        client = _client(schema_registry_client_config, schema_registry_client)
-        if client is not None and not schema:
-            raise ValueError(
-                "If `schema_registry_serialization_config` is provided, `schema` must also be set."
-            )
+        client = _json_client(schema, schema_registry_client_config, schema_registry_client)
         super().__init__(loads, schema, validator)
         self._serdes: Optional[_SerdesJSONDeserializer] = None
         if client is not None:

@@ -355,3 +355,13 @@ def test_import_without_quixstreams_says_how_to_install() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
     assert "ImportError" in proc.stderr and "pip install serdes[quix]" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["JSONSerializer", "JSONDeserializer"])
+def test_json_with_a_registry_and_no_schema_is_refused_like_quixstreams(mock_registry: MockRegistry, name: str) -> None:
+    cfg = _config(mock_registry.url)
+    with pytest.raises(ValueError) as theirs:
+        getattr(quix_json, name)(schema_registry_client_config=cfg)
+    with pytest.raises(ValueError) as ours:
+        getattr(sq, name)(schema_registry_client_config=cfg)
+    assert str(ours.value) == str(theirs.value)

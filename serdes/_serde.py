@@ -57,7 +57,9 @@ from __future__ import annotations
 
 import operator
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Type, Union, cast
+from typing import (
+    TYPE_CHECKING, Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Type, Union, cast,
+)
 
 from confluent_kafka.schema_registry import (
     Schema,
@@ -89,6 +91,9 @@ from ._confluent import SerdeConfig, get_reader_schema, registry_of, snapshot, t
 from ._limits import DEFAULT_LIMITS, Limits
 from ._registry import checked_schema, classify_registry_error, fetch_writer_schema, registry_call
 from ._writer_schema import WriterSchema, frame_of, writer_schema_of
+
+if TYPE_CHECKING:  # serdes.arrow needs pyarrow, an extra: imported when called
+    from .arrow._batch import ArrowBatch
 from ._wire import (
     MAGIC_GUID,
     MAGIC_ID,
@@ -416,6 +421,28 @@ class FastDeserializer:
         self, payloads: Iterable[Optional[bytes]], ctx: Optional[SerializationContext]
     ) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
         return _run_batch(self._call_py, payloads, ctx)
+
+    def deserialize_arrow(
+        self, frames: Iterable[Any], ctx: Optional[SerializationContext] = None, *, reader_schema: Any = None,
+        errors: str = "raise", metadata: Sequence[str] = (),
+    ) -> "ArrowBatch":
+        """Decode records into one Arrow batch (:class:`serdes.arrow.ArrowBatch`; docs/arrow.md).
+
+        ``frames``: framed values (``bytes``, ``None`` for a tombstone: a row of nulls) sharing
+        ``ctx``, or consumer ``Message`` objects (each its own topic and headers; ``metadata`` then
+        adds columns of their ``topic``, ``partition``, ``offset``, ``timestamp``, ``key``,
+        ``headers``). The columns are the reader schema's: ``reader_schema`` (Avro/JSON: a schema
+        string, dict or ``Schema``; Protobuf: a message class), else the deserializer's own, else the
+        latest registered under the records' subject, else the one writer schema of the records;
+        records of other writer schemas are resolved to it. ``errors="raise"``: a record that does
+        not decode raises :class:`~serdes.BatchError` (every record attempted; a registry failure
+        as itself); ``"collect"``: such records are left out of the batch and listed in its
+        ``errors`` with their positions. Needs pyarrow (``serdes[arrow]``).
+        """
+        from .arrow._decode import deserialize_arrow
+
+        return deserialize_arrow(self, list(frames), ctx, reader_schema=reader_schema, errors=errors,
+                                 metadata=metadata)
 
     # -- the writer schema with the value ------------------------------------------------------------
     def deserialize_with_schema(
@@ -788,6 +815,17 @@ class FastSerializer:
         self, objs: Iterable[Any], ctx: Optional[SerializationContext]
     ) -> Tuple[List[Any], List[Tuple[int, BaseException]]]:
         return _run_batch(self._call_py, objs, ctx)
+
+    def serialize_arrow(self, data: Any, ctx: Optional[SerializationContext] = None, *, errors: str = "raise"
+                        ) -> List[Any]:
+        """Encode the rows of Arrow data (a pyarrow ``Table``/``RecordBatch``, or anything with
+        ``__arrow_c_stream__``/``__arrow_c_array__``: Polars, DuckDB results) whose columns are the
+        serializer's schema's (:func:`serdes.arrow.arrow_schema`): one framed value per row, the bytes
+        the per-record call writes for that row. Failures as :meth:`serialize_batch`. Needs pyarrow
+        (``serdes[arrow]``)."""
+        from .arrow._encode import serialize_arrow
+
+        return serialize_arrow(self, data, ctx, errors=errors)
 
     # -- slow path --------------------------------------------------------------------------------
     # The first record of a (topic, field) resolves the schema id here, from the subject and the

@@ -1,0 +1,357 @@
+"""``deserialize_arrow``: framed records (or consumer messages) -> one Arrow record batch.
+
+The batch has one schema, the *reader* schema's columns (:mod:`serdes.arrow._avro`, ``_protobuf``,
+``_json``): the ``reader_schema`` given, else the deserializer's own reader (``schema_str``,
+Protobuf's message class), else the latest schema registered under the records' subject (when the
+topic is known: ``ctx`` or messages), else the writer schema when every record has the same one.
+Every record is decoded to its reader-shaped value by serdes' per-record decoders, with the same
+limits, then the values become columns; for Avro the native columnar decoder does both at once
+when the extension has it (:mod:`serdes.arrow._native`), with the same result.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+from confluent_kafka.schema_registry import Schema
+from confluent_kafka.serialization import MessageField, SerializationContext
+
+from .._cache import bounded_store
+from .._confluent import from_dict, message_class, own_schema, reader_schema, registry_of
+from .._errors import (
+    BatchError, ColumnValueError, RecordError, RecordLocation, SchemaMismatchError, SerdesError,
+)
+from .._registry import checked_schema, fetch_writer_schema, registry_call
+from .._wire import Frame
+from .._writer_schema import frame_of
+from ._avro import NoColumnarShape, avro_shape
+from ._batch import METADATA, ArrowBatch, metadata_columns
+from ._json import json_shape
+from ._protobuf import protobuf_shape
+from ._shapes import ShapeError, Struct
+
+__all__ = ["deserialize_arrow"]
+
+#: reader views kept per deserializer (one per reader schema asked for)
+_MAX_VIEWS = 16
+
+
+class _View:
+    """How one deserializer decodes records for one reader schema: ``shape`` (the columns) and
+    ``decode(payload, ctx)`` (one record's reader-shaped value; typed errors)."""
+
+    shape: Struct
+
+    def decode(self, payload: Any, ctx: Optional[SerializationContext]) -> Any:  # pragma: no cover
+        raise NotImplementedError
+
+
+class _Direct(_View):
+    """The deserializer's own call gives the values (JSON; Avro and Protobuf read with their own
+    reader schema and without a ``from_dict``)."""
+
+    def __init__(self, deser: Any, shape: Struct, convert: Optional[Callable[[Any], Any]] = None) -> None:
+        self._deser = deser
+        self.shape = shape
+        self._convert = convert
+
+    def decode(self, payload: Any, ctx: Optional[SerializationContext]) -> Any:
+        value = self._deser(payload, ctx)
+        return self._convert(value) if self._convert is not None and value is not None else value
+
+
+class _AvroReader(_View):
+    """Avro records resolved to a reader schema the deserializer was not built with: one compiled
+    decoder per writer schema (serdes' per-record decoders, same limits), bounded."""
+
+    def __init__(self, deser: Any, reader_parsed: Any) -> None:
+        self._deser = deser
+        self._reader = reader_parsed
+        self.shape = avro_shape(reader_parsed, deser._limits.max_schema_depth)
+        self._decoders: Dict[Any, Any] = {}
+
+    def decode(self, payload: Any, ctx: Optional[SerializationContext]) -> Any:
+        from .._serde import _payload_error
+
+        if payload is None:
+            return None
+        data = payload if payload.__class__ is bytes else bytes(payload)
+        frame = frame_of(self._deser, data, ctx)
+        dec = self._decoders.get(frame.schema_id)
+        if dec is None:
+            dec = self._build(frame, ctx)
+        try:
+            return dec(data, frame.offset, ctx)
+        except Exception as e:
+            raise _payload_error(e, data, ctx, frame.schema_id) from e
+
+    def _build(self, frame: Frame, ctx: Optional[SerializationContext]) -> Any:
+        from ..avro._deserializer import compile_avro_decoder
+
+        deser = self._deser
+        loc = RecordLocation.from_ctx(ctx)
+        registry = registry_of(deser)
+        if registry is None:
+            writer_parsed = reader_schema(deser)
+        else:
+            writer = fetch_writer_schema(registry, frame.schema_id, location=loc)
+            deser._check_format(writer, "writer", frame.schema_id, loc)
+            writer_parsed = deser._parse(writer, "writer")
+        dec = compile_avro_decoder(writer_parsed, self._reader, False, None, frame.schema_id, deser._limits)
+        bounded_store(self._decoders, frame.schema_id, dec, deser._cache_size)
+        return dec
+
+
+def _schema_text(reader: Any) -> str:
+    if isinstance(reader, Schema):
+        return str(reader.schema_str)
+    if isinstance(reader, str):
+        return reader
+    return json.dumps(reader, sort_keys=True)
+
+
+def _latest(deser: Any, ctx: Optional[SerializationContext]) -> Optional[Schema]:
+    """The latest schema registered under the records' subject, or ``None`` when the subject is
+    not known (no topic) or the deserializer has no registry client."""
+    registry = registry_of(deser)
+    if registry is None or ctx is None or ctx.topic is None:
+        return None
+    subject = deser._subject(ctx, None)
+    if subject is None:
+        return None
+    loc = RecordLocation.from_ctx(ctx)
+    latest = registry_call(f"fetching the latest schema of subject {subject!r}",
+                           lambda: registry.get_latest_version(subject), loc)
+    schema = checked_schema(f"the latest schema of subject {subject!r}", latest.schema, loc, latest.schema_id)
+    deser._check_format(schema, "reader", latest.schema_id, loc)
+    return schema
+
+
+def _one_writer(deser: Any, payloads: Sequence[Any], ctxs: Sequence[Optional[SerializationContext]]) -> Schema:
+    """The writer schema every record shares, when no reader schema is known."""
+    refs = []
+    for p, c in zip(payloads, ctxs):
+        if p is None:
+            continue
+        try:
+            ref = frame_of(deser, p if p.__class__ is bytes else bytes(p), c).schema_id
+        except SerdesError:
+            continue  # a record without a frame fails on its own, as a row
+        if ref not in refs:
+            refs.append(ref)
+            if len(refs) > 1:
+                raise ValueError(
+                    f"records of several writer schemas (ids {refs[0]!r}, {refs[1]!r}, ...) and no reader schema "
+                    "to put them in one batch: pass reader_schema=, or a ctx (or messages) with the topic, whose "
+                    "latest registered schema is then the reader")
+    registry = registry_of(deser)
+    if not refs or registry is None:
+        raise ValueError("no reader schema: pass reader_schema= (no record names a writer schema)")
+    return fetch_writer_schema(registry, refs[0])
+
+
+def _avro_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
+    if reader is None:
+        own = reader_schema(deser)
+        if own is not None and from_dict(deser) is None and not deser._subject_keyed:
+            return _Direct(deser, avro_shape(own, deser._limits.max_schema_depth))
+        latest = _latest(deser, ctxs[0] if ctxs else None)
+        reader = latest if latest is not None else _one_writer(deser, payloads, ctxs)
+    if not isinstance(reader, Schema):
+        reader = Schema(_schema_text(reader), "AVRO")
+    return _AvroReader(deser, deser._parse(reader, "reader"))
+
+
+def _json_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
+    if from_dict(deser) is not None:
+        raise ValueError("deserialize_arrow needs the records as dicts: this JSONDeserializer has a from_dict")
+    if reader is None:
+        reader = own_schema(deser)
+    if reader is None:
+        latest = _latest(deser, ctxs[0] if ctxs else None)
+        reader = latest if latest is not None else _one_writer(deser, payloads, ctxs)
+    text = _schema_text(reader)
+    try:
+        parsed = json.loads(text)
+    except ValueError as e:
+        raise SchemaMismatchError(f"the reader JSON Schema does not parse: {e}") from None
+    return _Direct(deser, json_shape(parsed, deser._limits.max_schema_depth))
+
+
+def _protobuf_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
+    from ..protobuf._todict import dict_converter
+
+    if deser._output != "message":
+        raise ValueError("deserialize_arrow reads messages: build the ProtobufDeserializer with output='message'")
+    cls = reader if reader is not None else (deser._fixed_class or message_class(deser))
+    if cls is None:
+        raise ValueError("a dynamic ProtobufDeserializer: pass reader_schema= (the message class of the columns)")
+    desc = cls.DESCRIPTOR
+    to_dict = dict_converter(desc, unwrap_wrappers=True, max_depth=deser._limits.max_depth)
+
+    def convert(msg: Any) -> Any:
+        if msg.DESCRIPTOR is not desc:
+            # another version (or class) of the message: read into the reader's class, Protobuf's
+            # own evolution (fields by number; unknown fields kept aside)
+            if msg.DESCRIPTOR.full_name != desc.full_name:
+                raise SchemaMismatchError(
+                    f"a {msg.DESCRIPTOR.full_name} record in a batch of {desc.full_name} columns")
+            msg = cls.FromString(msg.SerializeToString())
+        return to_dict(msg)
+
+    return _Direct(deser, protobuf_shape(desc, deser._limits.max_schema_depth), convert)
+
+
+def _view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
+    kind = deser._schema_type
+    if kind == "AVRO":
+        return _avro_view(deser, reader, payloads, ctxs)
+    if kind == "JSON":
+        return _json_view(deser, reader, payloads, ctxs)
+    return _protobuf_view(deser, reader, payloads, ctxs)
+
+
+def _cached_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
+    """The view of a given reader schema is kept on the deserializer (its decoders compile once);
+    the others depend on the records and the registry, and are built per call."""
+    if reader is None:
+        return _view(deser, reader, payloads, ctxs)
+    views: Dict[Any, _View] = deser.__dict__.setdefault("_arrow_views", {})
+    key = reader if not isinstance(reader, (dict, Schema)) else _schema_text(reader)
+    view = views.get(key)
+    if view is None:
+        view = _view(deser, reader, payloads, ctxs)
+        bounded_store(views, key, view, _MAX_VIEWS)
+    return view
+
+
+def _is_message(x: Any) -> bool:
+    return x is not None and not isinstance(x, (bytes, bytearray, memoryview)) and callable(getattr(x, "value", None))
+
+
+def _located_row(e: BaseException, msg: Any) -> BaseException:
+    if isinstance(e, SerdesError) and msg is not None:
+        e.at(topic=msg.topic(), partition=msg.partition(), offset=msg.offset())
+    return e
+
+
+def deserialize_arrow(
+    deser: Any,
+    frames: Sequence[Any],
+    ctx: Optional[SerializationContext] = None,
+    *,
+    reader_schema: Any = None,
+    errors: str = "raise",
+    metadata: Sequence[str] = (),
+) -> ArrowBatch:
+    """See :meth:`serdes.avro.AvroDeserializer.deserialize_arrow` (every deserializer has it)."""
+    if errors not in ("raise", "collect"):
+        raise ValueError(f"errors must be 'raise' or 'collect', not {errors!r}")
+    items = list(frames)
+    messages = [m if _is_message(m) else None for m in items]
+    if any(m is not None for m in messages):
+        if not all(m is not None for m in messages):
+            raise TypeError("give deserialize_arrow framed bytes or consumer messages, not both")
+        payloads = [m.value() for m in items]
+        ctxs: List[Optional[SerializationContext]] = [
+            SerializationContext(m.topic(), MessageField.VALUE, m.headers()) for m in items]
+    else:
+        if metadata:
+            raise ValueError(f"metadata columns {list(metadata)} need consumer messages, not bytes")
+        payloads = items
+        ctxs = [ctx] * len(items)
+    unknown = [m for m in metadata if m not in METADATA]
+    if unknown:
+        raise ValueError(f"unknown metadata columns {unknown}: choose from {METADATA}")
+    view = _cached_view(deser, reader_schema, payloads, ctxs)
+    shape = view.shape
+    clash = sorted(set(metadata) & {n for n, _, _ in shape.fields})
+    if clash:
+        raise ValueError(f"metadata columns {clash} have the names of value columns")
+
+    values: List[Any] = []
+    rows: List[int] = []  # input index of each value
+    failed: List[Tuple[int, BaseException]] = []
+    decode = view.decode
+    for i, (p, c) in enumerate(zip(payloads, ctxs)):
+        try:
+            v = decode(p, c)
+        except Exception as e:  # a record's failure, reported by position; BaseException passes
+            if not isinstance(e, SerdesError):
+                note = getattr(e, "add_note", None)
+                if note is not None:
+                    note(f"raised by the record at index {i} of a batch of {len(items)} (deserialize_arrow)")
+                raise
+            failed.append((i, _located_row(e, messages[i])))
+            continue
+        values.append(v)
+        rows.append(i)
+    if shape.wrapped:
+        values = [None if v is None else {"value": v} for v in values]
+    array, bad_rows = _build(shape, values, [ctxs[i] for i in rows])
+    if bad_rows:
+        keep = [j for j in range(len(rows)) if j not in bad_rows]
+        failed.extend((rows[j], _located_row(bad_rows[j], messages[rows[j]])) for j in bad_rows)
+        failed.sort(key=lambda f: f[0])
+        rows = [rows[j] for j in keep]
+    _raise_failures(failed, errors == "collect", len(items))
+    batch = _record_batch(shape, array)
+    if metadata:
+        batch = _with_metadata(batch, metadata, [messages[i] for i in rows])
+    return ArrowBatch(batch, failed, rows)
+
+
+def _build(shape: Struct, values: List[Any], ctxs: List[Optional[SerializationContext]]
+           ) -> Tuple[pa.StructArray, Dict[int, BaseException]]:
+    """The struct array of ``values``; a value the columns cannot hold is found (one row at a time,
+    only when the whole batch failed) and left out, with its :class:`ColumnValueError`."""
+    try:
+        return shape.build(values, ""), {}
+    except ShapeError:
+        pass
+    bad: Dict[int, BaseException] = {}
+    for j, v in enumerate(values):
+        try:
+            shape.build([v], "")
+        except ShapeError as e:
+            bad[j] = ColumnValueError(e.reason, RecordLocation.from_ctx(ctxs[j]), column=e.path)
+    good = [v for j, v in enumerate(values) if j not in bad]
+    return shape.build(good, ""), bad
+
+
+def _record_batch(shape: Struct, array: pa.StructArray) -> pa.RecordBatch:
+    # Top-level columns are nullable: a tombstone (a None record) is a row of nulls.
+    schema = pa.schema([pa.field(f.name, f.type, True) for f in shape.type])
+    # Built column by column (Struct.build), a tombstone's slots are already null in every child;
+    if shape.plain:
+        # built by pyarrow.array: a null row's children hold placeholders, nulled by flatten()
+        # (no unions in a plain tree, which flatten() cannot take)
+        return pa.RecordBatch.from_arrays(array.flatten(), schema=schema)
+    return pa.RecordBatch.from_arrays([array.field(i) for i in range(array.type.num_fields)], schema=schema)
+
+
+def _with_metadata(batch: pa.RecordBatch, names: Sequence[str], msgs: List[Any]) -> pa.RecordBatch:
+    cols = metadata_columns(names, msgs)
+    arrays = list(batch.columns) + [a for _, a in cols]
+    fields = list(batch.schema) + [pa.field(n, a.type, True) for n, a in cols]
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _raise_failures(failed: List[Tuple[int, BaseException]], collect: bool, total: int) -> None:
+    if not failed or collect:
+        return
+    for _, e in failed:
+        if isinstance(e, SerdesError) and not isinstance(e, RecordError):
+            raise e  # the environment's failure (a RegistryError): not the records'
+    first_i, first = failed[0]
+    why = first.reason if isinstance(first, SerdesError) else str(first)
+    loc = first.location if isinstance(first, SerdesError) else None
+    raise BatchError(
+        f"{len(failed)} of {total} records failed to decode into columns; the first, at index {first_i}: {why}",
+        loc, getattr(first, "schema_id", None), errors=failed,
+    ) from first
+
+
+__all__ += ["NoColumnarShape"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import json
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 import pyarrow as pa
 
@@ -69,8 +69,8 @@ def _logical(s: Dict[str, Any], base: str) -> Optional[Shape]:
     (an unknown logical type, or one on the wrong base type)."""
     lt = s.get("logicalType")
     if lt == "decimal" and base in ("bytes", "fixed"):
-        precision = s.get("precision")
-        scale = s.get("scale", 0)
+        precision: Any = s.get("precision")
+        scale: Any = s.get("scale", 0)
         if not _is_int(precision) or not _is_int(scale) or not 0 < precision <= 76 or not 0 <= scale <= precision:
             return None
         typ = pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
@@ -151,9 +151,12 @@ def avro_shape(parsed: Any, max_depth: int = 64) -> Struct:
         if t == "fixed":
             named.setdefault(str(s.get("name")), s)
             logical = _logical(s, "fixed")
-            size = s.get("size")
-            return logical or Plain(pa.binary(int(size)), check=lambda v, n=size: isinstance(v, bytes) and len(v) == n
-                                    ), False
+            size = int(s.get("size", 0))
+
+            def fixed_size(v: Any, n: int = size) -> bool:
+                return isinstance(v, bytes) and len(v) == n
+
+            return logical or Plain(pa.binary(size), check=fixed_size), False
         if t == "array":
             item, item_nullable = shape(s.get("items"), path)
             return ListOf(item, item_nullable), False
@@ -172,7 +175,7 @@ def self_contained(parsed: Any) -> str:
     """A parsed schema as one JSON document that defines every named type it uses (at its first
     use), without fastavro's bookkeeping keys: what the native decoder is given."""
     named: Dict[str, Any] = dict(parsed.get("__named_schemas", {})) if isinstance(parsed, dict) else {}
-    defined: set = set()
+    defined: Set[str] = set()
 
     def walk(s: Any) -> Any:
         if isinstance(s, list):

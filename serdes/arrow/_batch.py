@@ -57,7 +57,8 @@ class ArrowBatch:
         return self._batch.schema.__arrow_c_schema__()
 
     def __arrow_c_array__(self, requested_schema: Optional[Any] = None) -> Tuple[Any, Any]:
-        return self._batch.__arrow_c_array__(requested_schema)
+        capsules: Tuple[Any, Any] = self._batch.__arrow_c_array__(requested_schema)
+        return capsules
 
     def __arrow_c_stream__(self, requested_schema: Optional[Any] = None) -> Any:
         return pa.Table.from_batches([self._batch]).__arrow_c_stream__(requested_schema)

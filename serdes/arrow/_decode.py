@@ -132,7 +132,7 @@ def _latest(deser: Any, ctx: Optional[SerializationContext]) -> Optional[Schema]
 def _one_writer(deser: Any, payloads: Sequence[Any], ctxs: Sequence[Optional[SerializationContext]]) -> Schema:
     """The writer schema every record shares, when no reader schema is known."""
     refs = []
-    for p, c in zip(payloads, ctxs):
+    for p, c in zip(payloads, ctxs, strict=True):
         if p is None:
             continue
         try:
@@ -275,7 +275,7 @@ def deserialize_arrow(
     rows: List[int] = []  # input index of each value
     failed: List[Tuple[int, BaseException]] = []
     decode = view.decode
-    for i, (p, c) in enumerate(zip(payloads, ctxs)):
+    for i, (p, c) in enumerate(zip(payloads, ctxs, strict=True)):
         try:
             v = decode(p, c)
         except Exception as e:  # a record's failure, reported by position; BaseException passes

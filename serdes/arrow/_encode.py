@@ -72,9 +72,9 @@ def serialize_arrow(ser: Any, data: Any, ctx: Optional[SerializationContext] = N
     try:
         # only columns of another type are cast (a cast re-checks nullability, which an Arrow
         # producer need not have declared; null values of a non-nullable field are refused per row)
-        if any(f.type != t.type for f, t in zip(table.schema, target)):
+        if any(f.type != t.type for f, t in zip(table.schema, target, strict=True)):
             table = pa.Table.from_arrays(
-                [c if c.type == t.type else c.cast(t.type, safe=True) for c, t in zip(table.columns, target)],
+                [c if c.type == t.type else c.cast(t.type, safe=True) for c, t in zip(table.columns, target, strict=True)],
                 schema=target)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as e:
         raise ColumnValueError(f"the data does not cast to the schema's columns: {e}") from None

@@ -6,7 +6,7 @@ unwrapped); going back, :func:`message_from_dict` builds the message the seriali
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, List, Tuple
 
 import pyarrow as pa
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -86,11 +86,12 @@ def protobuf_shape(desc: Descriptor, max_depth: int = 64) -> Struct:
     nullable column). Raises :class:`NoColumnarShape` for a message that contains itself."""
 
     def field_shape(f: FieldDescriptor, path: Tuple[str, ...]) -> Shape:
-        if f.type == _FD.TYPE_ENUM:
+        if f.enum_type is not None:
             return Enum([v.name for v in f.enum_type.values])
-        if f.type in (_FD.TYPE_MESSAGE, _FD.TYPE_GROUP):
-            wk = _well_known(f.message_type)
-            return wk if wk is not None else message(f.message_type, path)
+        md = f.message_type
+        if md is not None:
+            wk = _well_known(md)
+            return wk if wk is not None else message(md, path)
         return _SCALARS[f.type]
 
     def message(md: Descriptor, path: Tuple[str, ...]) -> Struct:
@@ -99,7 +100,7 @@ def protobuf_shape(desc: Descriptor, max_depth: int = 64) -> Struct:
         if len(path) > max_depth:
             raise NoColumnarShape(f"the message nests more than {max_depth} levels")
         inner = path + (md.full_name,)
-        fields = []
+        fields: List[Tuple[str, Shape, bool]] = []
         for f in md.fields:
             mt = f.message_type
             if mt is not None and mt.GetOptions().map_entry:
@@ -171,6 +172,6 @@ def _set_message(target: Any, md: Descriptor, v: Any) -> None:
 
 
 def _scalar(f: FieldDescriptor, v: Any) -> Any:
-    if f.type == _FD.TYPE_ENUM and isinstance(v, str):
+    if f.enum_type is not None and isinstance(v, str):
         return f.enum_type.values_by_name[v].number
     return v

@@ -65,7 +65,7 @@ class Shape:
 
     def to_python(self, arr: pa.Array) -> List[Any]:
         """The Python values of ``arr`` (of this node's type) that the format's serializer takes."""
-        return arr.to_pylist()
+        return list(arr.to_pylist())
 
 
 class Plain(Shape):
@@ -104,7 +104,10 @@ class Struct(Shape):
         self._names = frozenset(n for n, _, _ in self.fields)
 
     def accepts(self, value: Any) -> bool:
-        return isinstance(value, dict) and set(value) <= self._names
+        # deep, as fastavro's writer validates a union branch: a dict is the record whose fields
+        # all hold its values
+        return isinstance(value, dict) and set(value) <= self._names and all(
+            (nullable if value.get(n) is None else shape.accepts(value[n])) for n, shape, nullable in self.fields)
 
     def children(self, values: Sequence[Any], path: str) -> List[pa.Array]:
         """The field arrays of ``values`` (dicts or ``None``)."""
@@ -122,7 +125,7 @@ class Struct(Shape):
             col = [None if v is None else v.get(name) for v in values]
             arr = shape.build(col, sub)
             if not nullable and arr.null_count:
-                for v, c in zip(values, col):
+                for v, c in zip(values, col, strict=True):
                     if v is not None and c is None:
                         raise ShapeError(sub, "null in a column that is not nullable")
             arrays.append(arr)
@@ -139,12 +142,12 @@ class Struct(Shape):
 
     def to_python(self, arr: pa.Array) -> List[Any]:
         if self.plain_out:
-            return arr.to_pylist()
+            return list(arr.to_pylist())
         cols = [shape.to_python(_field(arr, i)) for i, (_, shape, _) in enumerate(self.fields)]
         names = [n for n, _, _ in self.fields]
         valid = arr.is_valid().to_pylist()
-        rows = [dict(zip(names, row)) if ok else None for ok, row in zip(valid, zip(*cols))] if cols else [
-            {} if ok else None for ok in valid]
+        by_row = zip(*cols, strict=True) if cols else ((),) * len(valid)
+        rows = [dict(zip(names, row, strict=True)) if ok else None for ok, row in zip(valid, by_row, strict=True)]
         omit = self.omit_null
         if omit:
             rows = [None if r is None else {k: v for k, v in r.items() if v is not None or k not in omit}
@@ -155,12 +158,14 @@ class Struct(Shape):
 class ListOf(Shape):
     def __init__(self, item: Shape, item_nullable: bool) -> None:
         self.item = item
+        self._item_nullable = item_nullable
         self.plain = item.plain
         self.plain_out = item.plain_out
         self.type = pa.list_(pa.field("item", item.type, item_nullable))
 
     def accepts(self, value: Any) -> bool:
-        return isinstance(value, list)
+        return isinstance(value, list) and all(
+            self._item_nullable if v is None else self.item.accepts(v) for v in value)
 
     def build(self, values: Sequence[Any], path: str) -> pa.Array:
         if self.plain:
@@ -179,7 +184,7 @@ class ListOf(Shape):
 
     def to_python(self, arr: pa.Array) -> List[Any]:
         if self.plain_out:
-            return arr.to_pylist()
+            return list(arr.to_pylist())
         return _regroup(self.item.to_python(arr.flatten()), _lengths(arr), list)
 
 
@@ -190,12 +195,15 @@ class MapOf(Shape):
     def __init__(self, key: Shape, value: Shape, value_nullable: bool) -> None:
         self.key = key
         self.value = value
+        self._value_nullable = value_nullable
         self.plain = key.plain and value.plain
         self.plain_out = False  # Arrow gives a map as (key, value) pairs
         self.type = pa.map_(pa.field("key", key.type, False), pa.field("value", value.type, value_nullable))
 
     def accepts(self, value: Any) -> bool:
-        return isinstance(value, dict)
+        return isinstance(value, dict) and all(
+            self.key.accepts(k) and (self._value_nullable if v is None else self.value.accepts(v))
+            for k, v in value.items())
 
     def build(self, values: Sequence[Any], path: str) -> pa.Array:
         for v in values:
@@ -223,7 +231,7 @@ class MapOf(Shape):
         start = offsets[0].as_py()
         n = offsets[len(offsets) - 1].as_py() - start
         keys, items = arr.keys.slice(start, n), arr.items.slice(start, n)
-        pairs = list(zip(self.key.to_python(keys), self.value.to_python(items)))
+        pairs = list(zip(self.key.to_python(keys), self.value.to_python(items), strict=True))
         return _regroup(pairs, _lengths(arr), dict)
 
 
@@ -352,7 +360,7 @@ class Union(Shape):
             per_branch[b].append(v)
         children = [
             s.build(vals, f"{path}<{name}>") if s is not None else pa.nulls(len(vals))
-            for (name, s), vals in zip(self.branches, per_branch)
+            for (name, s), vals in zip(self.branches, per_branch, strict=True)
         ]
         return pa.UnionArray.from_dense(
             pa.array(type_ids, pa.int8()), pa.array(offsets, pa.int32()), children,
@@ -361,8 +369,8 @@ class Union(Shape):
 
     def to_python(self, arr: pa.Array) -> List[Any]:
         children = [s.to_python(arr.field(i)) if s is not None else None for i, (_, s) in enumerate(self.branches)]
-        return [None if children[b] is None else children[b][o]  # type: ignore[index]
-                for b, o in zip(arr.type_codes.to_pylist(), arr.offsets.to_pylist())]
+        return [None if children[b] is None else children[b][o]  # type: ignore[index,unused-ignore]
+                for b, o in zip(arr.type_codes.to_pylist(), arr.offsets.to_pylist(), strict=True)]
 
 
 class Converted(Shape):
@@ -420,4 +428,4 @@ def _lengths(arr: Any) -> List[Optional[int]]:
     (``value_lengths`` has no kernel for maps)."""
     offsets = arr.offsets.to_pylist()
     valid = arr.is_valid().to_pylist()
-    return [b - a if ok else None for ok, a, b in zip(valid, offsets, offsets[1:])]
+    return [b - a if ok else None for ok, a, b in zip(valid, offsets, offsets[1:], strict=False)]

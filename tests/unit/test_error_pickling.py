@@ -30,7 +30,9 @@ HAVE_QUIXSTREAMS = importlib.util.find_spec("quixstreams") is not None  # serdes
 # control flow inside serdes, never raised to callers (MessageTooDeepError: the dict converter's
 # depth bound, which serdes.cdc turns into a MalformedEnvelopeError; the deserializer sets no bound)
 INTERNAL = {"serdes.avro._generator.Unsupported", "serdes.json._ecma.Untranslatable",
-            "serdes.protobuf._todict.MessageTooDeepError"}
+            "serdes.protobuf._todict.MessageTooDeepError",
+            # a value a column cannot hold: serdes.arrow._decode turns it into a ColumnValueError
+            "serdes.arrow._shapes.ShapeError"}
 
 
 def _walk() -> List[type]:

@@ -20,8 +20,8 @@ class ArrowBatch:
     """Decoded records as Arrow columns.
 
     Any Arrow consumer reads it through the PyCapsule interface without a copy:
-    ``pyarrow.record_batch(batch)``, ``pyarrow.table(batch)``, ``polars.from_arrow(batch)`` (or
-    ``polars.DataFrame(batch)``), DuckDB's ``duckdb.sql("select ... from batch")``.
+    ``pyarrow.record_batch(batch)``, ``pyarrow.table(batch)`` (tested), or any other library that
+    takes ``__arrow_c_stream__`` / ``__arrow_c_array__`` objects.
 
     Attributes:
         errors: ``[(index, error), ...]``: each record that did not decode (only with

@@ -16,14 +16,10 @@ from typing import Any, Dict, List, Tuple
 
 import pyarrow as pa
 
-from ._avro import NoColumnarShape
+from ._avro import NoColumnarShape, _is_int
 from ._shapes import ListOf, MapOf, Plain, Shape, Struct
 
 __all__ = ["json_shape"]
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 _SCALARS: Dict[str, Shape] = {

@@ -11,14 +11,13 @@ from typing import Any, Callable, Dict, List, Tuple
 import pyarrow as pa
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from ..protobuf._todict import WRAPPER_TYPES, is_repeated
+from ..protobuf._todict import WRAPPER_TYPES, _has_presence, is_repeated
 from ._avro import NoColumnarShape
 from ._shapes import Converted, Enum, ListOf, MapOf, Plain, Shape, Struct
 
 __all__ = ["protobuf_shape", "message_from_dict"]
 
 _FD = FieldDescriptor
-_INT = (int,)
 
 
 def _int_in(lo: int, hi: int) -> Callable[[Any], bool]:
@@ -110,17 +109,10 @@ def protobuf_shape(desc: Descriptor, max_depth: int = 64) -> Struct:
             elif is_repeated(f):
                 fields.append((f.name, ListOf(field_shape(f, inner), False), False))
             else:
-                fields.append((f.name, field_shape(f, inner), _presence(f)))
+                fields.append((f.name, field_shape(f, inner), _has_presence(f)))
         return Struct(fields)
 
     return message(desc, ())
-
-
-def _presence(f: FieldDescriptor) -> bool:
-    hp = getattr(f, "has_presence", None)
-    if hp is not None:
-        return bool(hp)
-    return f.message_type is not None or f.containing_oneof is not None  # pragma: no cover
 
 
 def message_from_dict(cls: Any, value: Dict[str, Any]) -> Any:

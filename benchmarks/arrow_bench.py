@@ -2,11 +2,20 @@
 
 Lanes, per format (standard records of benchmarks/serde_cases.py, 20,000 frames, medians of 5):
 
-* ``serdes deserialize_arrow``: frames -> one Arrow batch;
+* ``serdes deserialize_arrow``: frames -> one Arrow batch (for Avro: the native columnar decoder,
+  on arrow-avro, when the extension is built; ``threads=2``: the same on two threads);
+* ``serdes deserialize_arrow, pure Python``: the same call in a process without the extension;
 * ``serdes per-record dicts``: ``deserialize_batch`` (what columnar output starts from today);
 * ``confluent-kafka + from_pylist``: confluent-kafka's deserializer per record, then
   ``pyarrow.Table.from_pylist`` (what a user does without serdes);
-* ``serdes serialize_arrow`` and ``confluent-kafka per-record encode`` of the same rows.
+* Avro only: ``arrow-avro alone (floor)``, the crate's own streaming decoder over the same frames
+  laid end to end, timed inside Rust (no Python, no per-frame checks); ``pyruhvro`` (schemaless
+  Avro: no registry, no framing) on the frames' bodies, prefix already stripped, when installed;
+* ``serdes serialize_arrow`` of the same rows.
+
+Avro also gets ``peak memory / Arrow buffers``: the rise of the process's peak RSS (Linux's
+``VmHWM``, reset just before) while 200,000 frames decode into one batch, over that batch's buffer
+bytes, in a fresh subprocess that holds only the frames.
 
 Results: benchmarks/results/arrow_bench.json. ``python -m benchmarks.arrow_bench [--count N]``.
 """
@@ -16,6 +25,9 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List
@@ -28,6 +40,7 @@ from confluent_kafka.schema_registry import protobuf as ck_protobuf
 from confluent_kafka.serialization import MessageField, SerializationContext
 
 from benchmarks import serde_cases
+from serdes import _native
 from serdes.avro import AvroDeserializer, AvroSerializer
 from serdes.json import JSONDeserializer, JSONSerializer
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
@@ -61,8 +74,8 @@ def _serdes(fmt: str, registry: Any) -> Any:
         ck_protobuf.ProtobufDeserializer(cls, conf)
 
 
-def _lanes(fmt: str, ser: Any, deser: Any, ck_deser: Any, frames: List[bytes], table: Any, count: int, reps: int
-           ) -> Dict[str, float]:
+def _lanes(fmt: str, ser: Any, deser: Any, pure: Any, ck_deser: Any, frames: List[bytes], table: Any, count: int,
+           reps: int) -> Dict[str, float]:
     if fmt == "protobuf":
         from google.protobuf.json_format import MessageToDict
 
@@ -71,27 +84,112 @@ def _lanes(fmt: str, ser: Any, deser: Any, ck_deser: Any, frames: List[bytes], t
     else:
         def ck_rows() -> List[Any]:
             return [ck_deser(f, CTX) for f in frames]
-    return {
+    lanes = {
         "serdes deserialize_arrow": _median_ns(lambda: deser.deserialize_arrow(frames, CTX), count, reps),
+    }
+    if fmt == "avro":
+        lanes["serdes deserialize_arrow threads=2"] = _median_ns(
+            lambda: deser.deserialize_arrow(frames, CTX, threads=2), count, reps)
+        floor = _crate_floor(deser, frames, reps)
+        if floor is not None:
+            lanes["arrow-avro alone (floor)"] = floor / count
+        ruhvro = _pyruhvro(frames, count, reps)
+        if ruhvro is not None:
+            lanes["pyruhvro (bodies, no registry)"] = ruhvro
+    with _native.forced_pure():
+        lanes["serdes deserialize_arrow, pure Python"] = _median_ns(
+            lambda: pure.deserialize_arrow(frames, CTX), count, reps)
+    lanes.update({
         "serdes per-record dicts": _median_ns(lambda: deser.deserialize_batch(frames, CTX), count, reps),
         "confluent-kafka + from_pylist": _median_ns(lambda: pa.Table.from_pylist(ck_rows()), count, reps),
         "serdes serialize_arrow": _median_ns(lambda: ser.serialize_arrow(table, CTX), count, reps),
-    }
+    })
+    return lanes
+
+
+def _crate_floor(deser: Any, frames: List[bytes], reps: int) -> Any:
+    """Median ns of the crate's own decode of ``frames`` (the native decoder ``deser`` built)."""
+    natives = list(deser.__dict__.get("_arrow_native", {}).values())
+    if not natives:
+        return None  # the extension is not built: no native columnar decoder
+    return statistics.median(natives[0]._dec._crate_floor_ns(frames, reps))
+
+
+def _pyruhvro(frames: List[bytes], count: int, reps: int) -> Any:
+    try:
+        import pyruhvro  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    schema = json.dumps(serde_cases.AVRO_SCHEMAS["standard"])
+    bodies = [f[5:] for f in frames]
+    return _median_ns(lambda: pyruhvro.deserialize_array(bodies, schema), count, reps)
+
+
+_MEMORY_CHILD = """
+import json, sys
+import pyarrow as pa
+from confluent_kafka.schema_registry import SchemaRegistryClient, Schema
+from confluent_kafka.serialization import MessageField, SerializationContext
+from serdes.avro import AvroDeserializer
+ctx = SerializationContext("arrow-bench", MessageField.VALUE)
+registry = SchemaRegistryClient.new_client({"url": "mock://arrow-bench-memory"})
+registry.register_schema("arrow-bench-value", Schema(sys.argv[2], "AVRO"))
+frames = []
+with open(sys.argv[1], "rb") as f:
+    while head := f.read(4):
+        frames.append(f.read(int.from_bytes(head, "little")))
+deser = AvroDeserializer(registry)
+deser.deserialize_arrow(frames[:10], ctx)
+def rss(key):
+    for line in open("/proc/self/status"):
+        if line.startswith(key):
+            return int(line.split()[1]) * 1024
+open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) starts again from now (Linux)
+before = rss("VmRSS:")
+batch = pa.record_batch(deser.deserialize_arrow(frames, ctx))
+print(json.dumps({"peak_rise_bytes": rss("VmHWM:") - before, "arrow_bytes": batch.nbytes}))
+"""
+
+
+def _memory(count: int) -> Dict[str, Any]:
+    """Peak RSS rise of one decode of ``count`` standard Avro frames, in a process that holds only
+    the frames (read from a file: no records were built there to raise the peak first)."""
+    registry = SchemaRegistryClient.new_client({"url": "mock://arrow-bench-memory"})
+    schema = json.dumps(serde_cases.AVRO_SCHEMAS["standard"])
+    ser = AvroSerializer(registry, schema)
+    with tempfile.NamedTemporaryFile(suffix=".frames") as f:
+        for r in serde_cases.records("avro", "standard", count):
+            frame = ser(r, CTX)
+            f.write(len(frame).to_bytes(4, "little") + frame)
+        f.flush()
+        out = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, f.name, schema], check=True,
+                             capture_output=True, text=True).stdout
+    m = json.loads(out.strip().splitlines()[-1])
+    m["ratio"] = round(m["peak_rise_bytes"] / m["arrow_bytes"], 2)
+    m["frames"] = count
+    return dict(m)
 
 
 def run(count: int, reps: int) -> Dict[str, Any]:
-    out: Dict[str, Any] = {"count": count, "reps": reps, "pyarrow": pa.__version__, "formats": {}}
+    out: Dict[str, Any] = {"count": count, "reps": reps, "pyarrow": pa.__version__,
+                           "implementation": _native.implementation(), "formats": {}}
     for fmt in ("avro", "protobuf", "json"):
         registry = SchemaRegistryClient.new_client({"url": f"mock://arrow-bench-{fmt}"})
         ser, deser, ck_deser = _serdes(fmt, registry)
+        with _native.forced_pure():
+            pure = _serdes(fmt, registry)[1]  # the same deserializer, built pure-Python
         frames: List[bytes] = [ser(r, CTX) for r in serde_cases.records(fmt, "standard", count)]
         table = pa.table(deser.deserialize_arrow(frames, CTX))
-        lanes = _lanes(fmt, ser, deser, ck_deser, frames, table, count, reps)
+        lanes = _lanes(fmt, ser, deser, pure, ck_deser, frames, table, count, reps)
         base = lanes["confluent-kafka + from_pylist"]
         out["formats"][fmt] = {
             "ns_per_record": {k: round(v, 1) for k, v in lanes.items()},
             "decode_speedup_vs_confluent_from_pylist": round(base / lanes["serdes deserialize_arrow"], 2),
         }
+        if "arrow-avro alone (floor)" in lanes:
+            out["formats"][fmt]["decode_over_floor"] = round(
+                lanes["serdes deserialize_arrow"] / lanes["arrow-avro alone (floor)"], 2)
+    out["formats"]["avro"]["peak_memory_over_arrow_buffers"] = _memory(200_000)
     return out
 
 

@@ -424,7 +424,7 @@ class FastDeserializer:
 
     def deserialize_arrow(
         self, frames: Iterable[Any], ctx: Optional[SerializationContext] = None, *, reader_schema: Any = None,
-        errors: str = "raise", metadata: Sequence[str] = (),
+        errors: str = "raise", metadata: Sequence[str] = (), threads: int = 1,
     ) -> "ArrowBatch":
         """Decode records into one Arrow batch (:class:`serdes.arrow.ArrowBatch`; docs/arrow.md).
 
@@ -437,12 +437,14 @@ class FastDeserializer:
         records of other writer schemas are resolved to it. ``errors="raise"``: a record that does
         not decode raises :class:`~serdes.BatchError` (every record attempted; a registry failure
         as itself); ``"collect"``: such records are left out of the batch and listed in its
-        ``errors`` with their positions. Needs pyarrow (``serdes[arrow]``).
+        ``errors`` with their positions. ``threads``: Avro lists of at least 8,192 records may be
+        decoded on that many threads by the native columnar decoder (the result is the same).
+        Needs pyarrow (``serdes[arrow]``).
         """
         from .arrow._decode import deserialize_arrow
 
-        return deserialize_arrow(self, list(frames), ctx, reader_schema=reader_schema, errors=errors,
-                                 metadata=metadata)
+        return deserialize_arrow(self, frames, ctx, reader_schema=reader_schema, errors=errors,
+                                 metadata=metadata, threads=threads)
 
     # -- the writer schema with the value ------------------------------------------------------------
     def deserialize_with_schema(
@@ -587,6 +589,10 @@ class FastDeserializer:
             built = self._shared[header] = self._build_decoder(cast(Schema, None), None, anonymous, ctx)
         return built
 
+    def _uses_rules(self) -> bool:
+        """Whether this deserializer's conf asks for data-contract rules (then confluent-kafka decodes)."""
+        return self._conf.uses_rules
+
     def _check_format(self, schema: Schema, role: str, schema_id: Any, loc: RecordLocation) -> None:
         """A registry schema of another format (a consumer pointed at the wrong topic) is a schema
         mismatch, found before any parser reads it."""
@@ -617,7 +623,7 @@ class FastDeserializer:
                     self._check_format(reader, "reader", latest.schema_id, loc)
                     if has_rules(reader):
                         return self._delegate_decoder()
-        if has_rules(writer) or self._conf.uses_rules:
+        if has_rules(writer) or self._uses_rules():
             return self._delegate_decoder()
         return self._build_decoder(writer, reader, frame, ctx)
 

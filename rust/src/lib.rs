@@ -19,6 +19,7 @@ macro_rules! opcodes {
 
 pub mod avro;
 mod avro_encode;
+mod columnar;
 mod dispatch;
 mod panics;
 mod stack;
@@ -65,6 +66,7 @@ fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("OPCODES", opcodes)?;
     avro::register(m)?;
     avro_encode::register(m)?;
+    columnar::register(m)?;
     dispatch::register(m)?;
     panics::register(m)?;
     stack::register(m)?;

@@ -116,8 +116,9 @@ def avro_shape(parsed: Any, max_depth: int = 64) -> Struct:
                 return shape(branches[0], path)[0], nullable
             if not branches:
                 return _PRIMITIVES["null"], True
-            # a general union: every branch, null included, as a child of a dense union
-            return Union([(_branch_name(b), None if b == "null" else shape(b, path)[0]) for b in s]), False
+            # a general union: every branch, null included, as a child of a dense union (a
+            # nullable column when null is a branch, as arrow-avro types it)
+            return Union([(_branch_name(b), None if b == "null" else shape(b, path)[0]) for b in s]), nullable
         if isinstance(s, str):
             if s in _PRIMITIVES:
                 return _PRIMITIVES[s], s == "null"
@@ -189,7 +190,15 @@ def self_contained(parsed: Any) -> str:
         out = {k: v for k, v in s.items() if not k.startswith("__")}
         t = s.get("type")
         if t in ("record", "error", "enum", "fixed"):
-            defined.add(str(s.get("name")))
+            name = str(s.get("name"))
+            defined.add(name)
+            # a definition names its type by its short name and namespace: arrow-avro registers a
+            # dotted name as written, then looks references up split at the last dot
+            namespace, _, short = name.rpartition(".")
+            out["name"] = short
+            out.pop("namespace", None)
+            if namespace:
+                out["namespace"] = namespace
         if isinstance(t, (dict, list)) or (isinstance(t, str) and t in named):
             out["type"] = walk(t)
         if t in ("record", "error"):

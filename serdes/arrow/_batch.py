@@ -31,12 +31,19 @@ class ArrowBatch:
             every record decoded).
     """
 
-    __slots__ = ("_batch", "errors", "rows")
+    __slots__ = ("_batch", "errors", "_rows")
 
-    def __init__(self, batch: pa.RecordBatch, errors: List[Tuple[int, BaseException]], rows: List[int]) -> None:
+    def __init__(self, batch: pa.RecordBatch, errors: List[Tuple[int, BaseException]],
+                 rows: Optional[List[int]]) -> None:
         self._batch = batch
         self.errors = errors
-        self.rows = rows
+        self._rows = rows  # None: every record is a row, in input order
+
+    @property
+    def rows(self) -> List[int]:
+        if self._rows is None:
+            self._rows = list(range(self._batch.num_rows))
+        return self._rows
 
     @property
     def num_rows(self) -> int:

@@ -6,13 +6,14 @@ Protobuf's message class), else the latest schema registered under the records' 
 topic is known: ``ctx`` or messages), else the writer schema when every record has the same one.
 Every record is decoded to its reader-shaped value by serdes' per-record decoders, with the same
 limits, then the values become columns; for Avro the native columnar decoder does both at once
-when the extension has it (:mod:`serdes.arrow._native`), with the same result.
+when the extension is active (:mod:`serdes.arrow._native`), with the same result, and hands any
+list it does not take back to that path.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
 from confluent_kafka.schema_registry import Schema
@@ -23,12 +24,14 @@ from .._confluent import from_dict, message_class, own_schema, reader_schema, re
 from .._errors import (
     BatchError, ColumnValueError, RecordError, RecordLocation, SchemaMismatchError, SerdesError,
 )
+from .._serde import has_rules
 from .._registry import checked_schema, fetch_writer_schema, registry_call
 from .._wire import Frame
 from .._writer_schema import frame_of
 from ._avro import NoColumnarShape, avro_shape
 from ._batch import METADATA, ArrowBatch, metadata_columns
 from ._json import json_shape
+from ._native import NativeAvroColumns, native_columns
 from ._protobuf import protobuf_shape
 from ._shapes import ShapeError, Struct
 
@@ -39,13 +42,35 @@ _MAX_VIEWS = 16
 
 
 class _View:
-    """How one deserializer decodes records for one reader schema: ``shape`` (the columns) and
-    ``decode(payload, ctx)`` (one record's reader-shaped value; typed errors)."""
+    """How one deserializer decodes records for one reader schema: ``shape`` (the columns),
+    ``decode(payload, ctx)`` (one record's reader-shaped value; typed errors) and, for Avro,
+    ``native``: the columnar decoder that may take a whole list first (``_native_columns``)."""
 
     shape: Struct
+    native: Optional[NativeAvroColumns] = None
 
     def decode(self, payload: Any, ctx: Optional[SerializationContext]) -> Any:  # pragma: no cover
         raise NotImplementedError
+
+
+def _avro_writer(deser: Any, schema_id: Any, loc: RecordLocation) -> Any:
+    """The parsed writer schema of ``schema_id``, checked as the per-record path checks it."""
+    writer = fetch_writer_schema(registry_of(deser), schema_id, location=loc)
+    deser._check_format(writer, "writer", schema_id, loc)
+    if has_rules(writer):
+        raise SchemaMismatchError(
+            f"writer schema {schema_id} carries data-contract rules, which deserialize_arrow does not run "
+            "(confluent-kafka runs them per record: decode these records one by one)", loc, schema_id)
+    return deser._parse(writer, "writer")
+
+
+def _with_native(view: _View, deser: Any, reader_parsed: Any) -> _View:
+    """``view`` with the native columnar decoder of ``reader_parsed`` where it can apply: a record
+    reader schema, writer schemas from a registry by the frame's prefix, no data-contract rules."""
+    if (not view.shape.wrapped and registry_of(deser) is not None and not deser._custom_id_deserializer
+            and not deser._uses_rules()):
+        view.native = native_columns(deser, reader_parsed, view.shape.type)
+    return view
 
 
 class _Direct(_View):
@@ -92,13 +117,10 @@ class _AvroReader(_View):
 
         deser = self._deser
         loc = RecordLocation.from_ctx(ctx)
-        registry = registry_of(deser)
-        if registry is None:
+        if registry_of(deser) is None:
             writer_parsed = reader_schema(deser)
         else:
-            writer = fetch_writer_schema(registry, frame.schema_id, location=loc)
-            deser._check_format(writer, "writer", frame.schema_id, loc)
-            writer_parsed = deser._parse(writer, "writer")
+            writer_parsed = _avro_writer(deser, frame.schema_id, loc)
         dec = compile_avro_decoder(writer_parsed, self._reader, False, None, frame.schema_id, deser._limits)
         bounded_store(self._decoders, frame.schema_id, dec, deser._cache_size)
         return dec
@@ -156,12 +178,13 @@ def _avro_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[
     if reader is None:
         own = reader_schema(deser)
         if own is not None and from_dict(deser) is None and not deser._subject_keyed:
-            return _Direct(deser, avro_shape(own, deser._limits.max_schema_depth))
+            return _with_native(_Direct(deser, avro_shape(own, deser._limits.max_schema_depth)), deser, own)
         latest = _latest(deser, ctxs[0] if ctxs else None)
         reader = latest if latest is not None else _one_writer(deser, payloads, ctxs)
     if not isinstance(reader, Schema):
         reader = Schema(_schema_text(reader), "AVRO")
-    return _AvroReader(deser, deser._parse(reader, "reader"))
+    parsed = deser._parse(reader, "reader")
+    return _with_native(_AvroReader(deser, parsed), deser, parsed)
 
 
 def _json_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
@@ -214,10 +237,17 @@ def _view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any])
 
 
 def _cached_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
-    """The view of a given reader schema is kept on the deserializer (its decoders compile once);
-    the others depend on the records and the registry, and are built per call."""
+    """The view of a given reader schema is kept on the deserializer (its decoders compile once),
+    and so is an Avro deserializer's view of its own reader schema; the others depend on the
+    records and the registry, and are built per call."""
     if reader is None:
-        return _view(deser, reader, payloads, ctxs)
+        own: Optional[_View] = deser.__dict__.get("_arrow_own_view")
+        if own is not None:
+            return own
+        own = _view(deser, reader, payloads, ctxs)
+        if isinstance(own, _Direct) and deser._schema_type == "AVRO":
+            deser.__dict__["_arrow_own_view"] = own
+        return own
     views: Dict[Any, _View] = deser.__dict__.setdefault("_arrow_views", {})
     key = reader if not isinstance(reader, (dict, Schema)) else _schema_text(reader)
     view = views.get(key)
@@ -227,8 +257,9 @@ def _cached_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequenc
     return view
 
 
-def _is_message(x: Any) -> bool:
-    return x is not None and not isinstance(x, (bytes, bytearray, memoryview)) and callable(getattr(x, "value", None))
+def _is_message_type(t: type) -> bool:
+    """Whether values of type ``t`` are consumer messages (anything with a ``value()``), not frames."""
+    return not issubclass(t, (bytes, bytearray, memoryview)) and callable(getattr(t, "value", None))
 
 
 def _located_row(e: BaseException, msg: Any) -> BaseException:
@@ -239,20 +270,28 @@ def _located_row(e: BaseException, msg: Any) -> BaseException:
 
 def deserialize_arrow(
     deser: Any,
-    frames: Sequence[Any],
+    frames: Iterable[Any],
     ctx: Optional[SerializationContext] = None,
     *,
     reader_schema: Any = None,
     errors: str = "raise",
     metadata: Sequence[str] = (),
+    threads: int = 1,
 ) -> ArrowBatch:
     """See :meth:`serdes.avro.AvroDeserializer.deserialize_arrow` (every deserializer has it)."""
     if errors not in ("raise", "collect"):
         raise ValueError(f"errors must be 'raise' or 'collect', not {errors!r}")
-    items = list(frames)
-    messages = [m if _is_message(m) else None for m in items]
-    if any(m is not None for m in messages):
-        if not all(m is not None for m in messages):
+    if type(threads) is not int or threads < 1:
+        raise ValueError(f"threads must be a positive int, not {threads!r}")
+    items = frames if type(frames) is list else list(frames)
+    # consumer messages or framed bytes (a mix raises): decided per type, not per record
+    kinds = {_is_message_type(t) for t in set(map(type, items)) if t is not type(None)}
+    if len(kinds) > 1:
+        raise TypeError("give deserialize_arrow framed bytes or consumer messages, not both")
+    by_message = kinds == {True}
+    messages: List[Any] = items if by_message else [None] * len(items)
+    if by_message:
+        if None in items:
             raise TypeError("give deserialize_arrow framed bytes or consumer messages, not both")
         payloads = [m.value() for m in items]
         ctxs: List[Optional[SerializationContext]] = [
@@ -270,6 +309,15 @@ def deserialize_arrow(
     clash = sorted(set(metadata) & {n for n, _, _ in shape.fields})
     if clash:
         raise ValueError(f"metadata columns {clash} have the names of value columns")
+
+    columns = _native_columns(view, deser, payloads, ctxs, by_message, threads)
+    if columns is not None:
+        batch = pa.RecordBatch.from_arrays(
+            [columns.field(i) for i in range(columns.type.num_fields)],
+            schema=pa.schema([pa.field(f.name, f.type, True) for f in shape.type]))
+        if metadata:
+            batch = _with_metadata(batch, metadata, messages)
+        return ArrowBatch(batch, [], None)
 
     values: List[Any] = []
     rows: List[int] = []  # input index of each value
@@ -301,6 +349,19 @@ def deserialize_arrow(
     if metadata:
         batch = _with_metadata(batch, metadata, [messages[i] for i in rows])
     return ArrowBatch(batch, failed, rows)
+
+
+def _native_columns(view: _View, deser: Any, payloads: List[Any], ctxs: List[Optional[SerializationContext]],
+                    by_message: bool, threads: int) -> Optional[pa.StructArray]:
+    """Every record decoded at once by the native columnar decoder, or ``None`` (then the
+    per-record path decodes them): see :mod:`serdes.arrow._native` for what it takes."""
+    native = view.native
+    if native is None or not payloads:
+        return None
+    if deser._reads_headers and any(c is not None and c.headers for c in ({*ctxs} if by_message else ctxs[:1])):
+        return None  # a schema-id header would name the writer, not the frame's prefix
+    loc = RecordLocation.from_ctx(ctxs[0])
+    return native.decode(payloads, lambda sid: _avro_writer(deser, sid, loc), threads)
 
 
 def _build(shape: Struct, values: List[Any], ctxs: List[Optional[SerializationContext]]

@@ -13,6 +13,7 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.serialization import MessageField, SerializationContext
 
+from serdes import _native
 from serdes.arrow import poll_arrow
 from serdes.avro import AvroDeserializer, AvroSerializer
 from tests.support.registry_client import registry_client
@@ -72,6 +73,10 @@ def test_evolving_topic_into_one_table_queried_with_duckdb(kafka_bootstrap: str,
         consumer.close()
     readings = pa.Table.from_batches(batches)
     assert readings.num_rows == N
+    if _native.active() is not None:
+        # the native columnar decoder took every poll (one decoder: the latest schema's)
+        (native,) = deser.__dict__["_arrow_native"].values()
+        assert native.taken >= 1 and native.declined == 0
     # one schema for every version: the latest registered (V3), older records with its defaults
     assert readings.column_names == ["id", "sensor", "unit", "value", "topic", "partition", "offset", "timestamp"]
     got = duckdb.sql(

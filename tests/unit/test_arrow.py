@@ -21,6 +21,7 @@ from google.protobuf.message_factory import GetMessageClass  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
+from serdes import _native  # noqa: E402
 from serdes import BatchError, ColumnValueError, CorruptPayloadError, InvalidMagicByteError  # noqa: E402
 from serdes.arrow import NoColumnarShape, arrow_schema, poll_arrow  # noqa: E402
 from serdes.avro import AvroDeserializer, AvroSerializer  # noqa: E402
@@ -136,6 +137,10 @@ def _roundtrip(schema: Dict[str, Any], records: List[Dict[str, Any]]) -> None:
     named = _named_table(schema, {})
     assert batch.num_rows == len(records) and batch.errors == [] and batch.rows == list(range(len(records)))
     assert _pylist(batch) == [_as_arrow_value(schema, v, named) for v in per_record]
+    # the implementation not active here gives the same batch (the native columnar decoder when
+    # it takes the schema, the per-record path otherwise)
+    with _native.forced_pure():
+        assert pa.record_batch(AvroDeserializer(client).deserialize_arrow(frames, ctx)).equals(pa.record_batch(batch))
     # and back: the columns written row by row are the per-record serializer's bytes
     assert ser.serialize_arrow(pa.table(batch), ctx) == frames
 
@@ -566,3 +571,29 @@ def test_registry_schema_object_as_reader() -> None:
     frames = _evolving(client, "users")
     batch = AvroDeserializer(client).deserialize_arrow(frames, reader_schema=Schema(json.dumps(V2), "AVRO"))
     assert batch.schema.names == ["id", "name", "email"] and batch.num_rows == 9
+
+
+def test_polars_reads_the_batch_through_the_pycapsule_interface() -> None:
+    pl = pytest.importorskip("polars")  # in the test extra: CI installs it
+    client = _client("polars")
+    # Polars has no month-day-nano interval and no union: every other Avro type
+    unsupported = ("dur", "un")
+    schema = dict(ALL_TYPES, fields=[f for f in ALL_TYPES["fields"] if f["name"] not in unsupported])
+    ser = AvroSerializer(client, json.dumps(schema))
+    frames = [ser({k: v for k, v in _all_types_record(n).items() if k not in unsupported}, _ctx()) for n in range(5)]
+    batch = AvroDeserializer(client).deserialize_arrow(frames, _ctx())
+    df = pl.DataFrame(batch)  # __arrow_c_stream__, no pyarrow in between
+    assert df.columns == batch.schema.names and df.height == 5
+    assert df["s"].to_list() == [f"s{n}" for n in range(5)]
+    assert df["e"].cast(pl.String).to_list() == ["RED", "GREEN", "BLUE", "RED", "GREEN"]
+    assert df.filter(pl.col("i") < -2)["l"].to_list() == [3 * 10**12, 4 * 10**12]
+
+
+def test_frames_and_messages_do_not_mix() -> None:
+    client = _client("mix")
+    frame = AvroSerializer(client, json.dumps(V2))({"id": 1, "name": "x", "email": None}, _ctx())
+    deser = AvroDeserializer(client)
+    for items in ([frame, _Message(frame, 0)], [_Message(frame, 0), None]):
+        with pytest.raises(TypeError, match="not both"):
+            deser.deserialize_arrow(items, _ctx())
+    assert deser.deserialize_arrow([None, frame], _ctx()).num_rows == 2

@@ -77,7 +77,8 @@ def test_the_loaded_extension_was_built_from_these_sources() -> None:
     native = _native.native
     assert native is not None
     sources = list(native.FORMAT_SOURCES)
-    assert {"_native_opcodes.py", "avro/_native_decoder.py", "avro/_native_encoder.py", "_serde.py"} <= set(sources)
+    assert {"_native_opcodes.py", "avro/_native_decoder.py", "avro/_native_encoder.py", "_serde.py",
+            "arrow/_native.py"} <= set(sources)
     assert native.abi_version() == _native.format_hash(sources) == _native.NATIVE_ABI
     assert len(_native.NATIVE_ABI) == 16
 

@@ -1,0 +1,395 @@
+//! Confluent-framed Avro records straight into Arrow columns, with `arrow-avro` (apache/arrow-rs).
+//!
+//! `serdes/arrow/_native.py` is the only caller. It hands over a reader schema and, per writer
+//! schema id, the writer schema -- both already fetched, checked against serdes' limits and made
+//! self-contained by Python -- and then whole lists of frames. A call either decodes every frame
+//! or decodes none: `arrow-avro` has no way to take back a half-decoded row, so on the first frame
+//! that does not decode (or that this path cannot hold to serdes' rules) the call returns its index
+//! and Python decodes the whole list again on the per-record path, which reports each bad record
+//! with its own typed error. The result is therefore always the per-record path's.
+//!
+//! What keeps hostile input bounded here:
+//! * a frame longer than `max_frame` bytes (serdes' `max_items`) is not decoded here: every array
+//!   or map item of the schemas this path takes costs at least one payload byte (Python refuses
+//!   writers with zero-size array items), so no record decoded here holds more items than
+//!   per-record decoding allows, and items cost no work beyond their bytes;
+//! * every writer's nesting depth is bounded by Python (`max_depth`), and a decode starts only
+//!   when the thread has stack for that depth (`stack::Guard`);
+//! * the decoders kept are bounded by Python (one per writer schema id, at most `cache_size`);
+//! * a panic is caught (`panics::catch`) and answered like a bad frame: the per-record path runs.
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::ffi::{to_ffi, FFI_ArrowSchema};
+use arrow_array::{Array, RecordBatch, StructArray};
+use arrow_avro::reader::{Decoder, DecoderMode, ReaderBuilder};
+use arrow_avro::schema::{AvroSchema, Fingerprint, FingerprintAlgorithm, SchemaStore};
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyList, PyTuple};
+
+use crate::{panics, stack};
+
+/// Stack one level of `arrow-avro`'s recursive record decoders may use, with room to spare (a
+/// release build uses a few hundred bytes per level).
+const STACK_PER_LEVEL: usize = 4 * 1024;
+
+/// A writer schema added by Python.
+struct Writer {
+    json: String,
+    /// nesting depth of the writer and reader schemas together (Python's count)
+    depth: usize,
+}
+
+/// Threads one call may decode on (Python passes fewer); each has decoders of its own.
+const MAX_THREADS: usize = 16;
+/// Frames each thread gets at least: below that a thread costs more than it saves.
+const MIN_FRAMES_PER_THREAD: usize = 4096;
+
+/// `AvroArrowDecoder(reader_json, max_frame)`: decodes frames of the writer schemas added with
+/// `add_writer` into columns of the reader schema.
+#[pyclass(module = "serdes._serdes_native", frozen)]
+pub struct AvroArrowDecoder {
+    reader: String,
+    max_frame: usize,
+    writers: Mutex<HashMap<u32, Arc<Writer>>>,
+    /// per thread of a call: the decoder of each writer id, built at first use and dropped after
+    /// a failed decode (its rows may be half-written)
+    slots: Vec<Mutex<HashMap<u32, Decoder>>>,
+}
+
+/// Why a call decoded nothing: the index of the frame (or `None`: the whole call) and a message.
+type Refusal = (Option<usize>, String);
+
+fn build(reader: &str, id: u32, writer: &str) -> Result<Decoder, String> {
+    let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);
+    store.set(Fingerprint::Id(id), AvroSchema::new(writer.to_string())).map_err(|e| e.to_string())?;
+    let mut builder = ReaderBuilder::new().with_writer_schema_store(store).with_active_fingerprint(Fingerprint::Id(id));
+    if writer != reader {
+        // writer -> reader resolution; the same schema is read as written (no resolution step)
+        builder = builder.with_reader_schema(AvroSchema::new(reader.to_string()));
+    }
+    builder
+        .with_decoder_mode(DecoderMode::UnframedDatum)
+        // rows per batch: a call flushes whenever the writer changes, and at its end
+        .with_batch_size(usize::MAX >> 1)
+        .build_decoder()
+        .map_err(|e| e.to_string())
+}
+
+fn poisoned<T>(_: T) -> Refusal {
+    (None, "decoder state poisoned".to_string())
+}
+
+impl AvroArrowDecoder {
+    /// Decode `frames` (the input's frames from index `first` on) on thread slot `slot` into
+    /// batches, one per run of frames of the same writer, or refuse them.
+    fn decode_chunk(
+        &self,
+        slot: usize,
+        frames: &[&[u8]],
+        first: usize,
+        writers: &HashMap<u32, Arc<Writer>>,
+    ) -> Result<Vec<RecordBatch>, Refusal> {
+        let mut decoders = self.slots[slot].lock().map_err(poisoned)?;
+        let result = self.decode_into(&mut decoders, frames, first, writers);
+        if result.is_err() {
+            decoders.clear(); // a refused call leaves no rows behind for the next one
+        }
+        result
+    }
+
+    fn decode_into(
+        &self,
+        decoders: &mut HashMap<u32, Decoder>,
+        frames: &[&[u8]],
+        first: usize,
+        writers: &HashMap<u32, Arc<Writer>>,
+    ) -> Result<Vec<RecordBatch>, Refusal> {
+        let guard = stack::Guard::here();
+        let mut batches = Vec::new();
+        let mut current: Option<u32> = None;
+        for (j, frame) in frames.iter().enumerate() {
+            let i = first + j;
+            if frame.len() < 5 || frame[0] != 0 {
+                return Err((Some(i), "not a Confluent frame with a 4-byte schema id".to_string()));
+            }
+            if frame.len() > self.max_frame {
+                return Err((Some(i), format!("a frame of {} bytes (more than max_items)", frame.len())));
+            }
+            let id = u32::from_be_bytes([frame[1], frame[2], frame[3], frame[4]]);
+            if current != Some(id) {
+                if let Some(prev) = current {
+                    flush_into(decoders, prev, &mut batches).map_err(|m| (Some(i), m))?;
+                }
+                current = Some(id);
+                let writer = writers.get(&id).ok_or_else(|| (Some(i), format!("no writer schema {id}")))?;
+                if guard.left() < writer.depth.saturating_add(16).saturating_mul(STACK_PER_LEVEL) {
+                    return Err((Some(i), "too little stack left on this thread".to_string()));
+                }
+                if let std::collections::hash_map::Entry::Vacant(e) = decoders.entry(id) {
+                    e.insert(build(&self.reader, id, &writer.json).map_err(|m| (Some(i), m))?);
+                }
+            }
+            let decoder = decoders.get_mut(&id).expect("inserted above");
+            let body = &frame[5..];
+            let failure = match decoder.decode(body) {
+                Ok(n) if n == body.len() => continue,
+                Ok(n) => format!("{} bytes of {} decoded", n, body.len()),
+                Err(e) => e.to_string(),
+            };
+            return Err((Some(i), failure));
+        }
+        if let Some(prev) = current {
+            flush_into(decoders, prev, &mut batches).map_err(|m| (Some(first), m))?;
+        }
+        Ok(batches)
+    }
+
+    /// Every frame decoded on up to `threads` threads (contiguous shares, in order), or refused.
+    fn decode_all(&self, frames: &[&[u8]], threads: usize) -> Result<Vec<RecordBatch>, Refusal> {
+        let writers = self.writers.lock().map_err(poisoned)?.clone();
+        let n = threads.clamp(1, MAX_THREADS).min(frames.len() / MIN_FRAMES_PER_THREAD).max(1);
+        if n == 1 {
+            return self.decode_chunk(0, frames, 0, &writers);
+        }
+        let share = frames.len().div_ceil(n);
+        let results: Vec<Result<Vec<RecordBatch>, Refusal>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = frames
+                .chunks(share)
+                .enumerate()
+                .map(|(k, chunk)| {
+                    let writers = &writers;
+                    scope.spawn(move || {
+                        panics::catch(|| self.decode_chunk(k, chunk, k * share, writers))
+                            .unwrap_or_else(|m| Err((None, format!("arrow-avro panicked: {m}"))))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|_| Err((None, "a decoding thread panicked".to_string()))))
+                .collect()
+        });
+        let mut out = Vec::new();
+        for r in results {
+            out.extend(r?);
+        }
+        Ok(out)
+    }
+
+    /// After a panic: every decoder may be half-written.
+    fn drop_decoders(&self) {
+        for slot in &self.slots {
+            if let Ok(mut d) = slot.lock() {
+                d.clear();
+            }
+        }
+    }
+}
+
+fn flush_into(decoders: &mut HashMap<u32, Decoder>, id: u32, batches: &mut Vec<RecordBatch>) -> Result<(), String> {
+    let Some(decoder) = decoders.get_mut(&id) else { return Ok(()) };
+    match decoder.flush() {
+        Ok(Some(batch)) => {
+            batches.push(batch);
+            Ok(())
+        }
+        Ok(None) => Ok(()),
+        // (a string that is not UTF-8 fails here, when the column is built)
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+#[pymethods]
+impl AvroArrowDecoder {
+    #[new]
+    fn new(reader_json: String, max_frame: usize) -> Self {
+        AvroArrowDecoder {
+            reader: reader_json,
+            max_frame,
+            writers: Mutex::new(HashMap::new()),
+            slots: (0..MAX_THREADS).map(|_| Mutex::new(HashMap::new())).collect(),
+        }
+    }
+
+    /// `add_writer(id, writer_json, depth)`: frames of schema id `id` were written with this
+    /// schema. Raises ValueError when `arrow-avro` cannot resolve it to the reader schema.
+    fn add_writer(&self, id: u32, writer_json: String, depth: usize) -> PyResult<()> {
+        let reader = &self.reader;
+        let built = panics::catch(|| build(reader, id, &writer_json))
+            .map_err(|m| PyRuntimeError::new_err(format!("arrow-avro panicked: {m}")))?
+            .map_err(PyValueError::new_err)?;
+        self.writers_mut()?.insert(id, Arc::new(Writer { json: writer_json, depth }));
+        if let Ok(mut d) = self.slots[0].lock() {
+            d.insert(id, built);
+        }
+        Ok(())
+    }
+
+    /// `forget(id)`: drop the writer of schema id `id` (Python bounds how many are kept).
+    fn forget(&self, id: u32) -> PyResult<()> {
+        self.writers_mut()?.remove(&id);
+        for slot in &self.slots {
+            if let Ok(mut d) = slot.lock() {
+                d.remove(&id);
+            }
+        }
+        Ok(())
+    }
+
+    /// `ids(frames)`: the schema ids of `frames` not added yet, in order of first use, or `None`
+    /// when a frame is not `bytes` with a Confluent 4-byte-id prefix (this path does not take it).
+    fn missing<'py>(&self, py: Python<'py>, frames: &Bound<'py, PyList>) -> PyResult<Option<Vec<u32>>> {
+        let writers = self.writers_mut()?;
+        let mut out: Vec<u32> = Vec::new();
+        let mut last: Option<u32> = None;
+        for item in frames.iter() {
+            let Ok(b) = item.cast::<PyBytes>() else { return Ok(None) };
+            let f = b.as_bytes();
+            if f.len() < 5 || f[0] != 0 {
+                return Ok(None);
+            }
+            let id = u32::from_be_bytes([f[1], f[2], f[3], f[4]]);
+            if last == Some(id) {
+                continue;
+            }
+            last = Some(id);
+            if !writers.contains_key(&id) && !out.contains(&id) {
+                out.push(id);
+            }
+        }
+        let _ = py;
+        Ok(Some(out))
+    }
+
+    /// `_crate_floor_ns(frames, reps)`: nanoseconds of each of `reps` decodes of `frames` (all of
+    /// one added writer) by the crate alone -- its own streaming decoder over the frames laid end
+    /// to end, then one flush -- without Python in between: the benchmarks' floor. Not public API.
+    fn _crate_floor_ns(&self, frames: &Bound<'_, PyList>, reps: usize) -> PyResult<Vec<u64>> {
+        let mut all = Vec::new();
+        let mut id = None;
+        for f in frames.iter() {
+            let b = f.cast_into::<PyBytes>()?;
+            let bytes = b.as_bytes();
+            if bytes.len() < 5 {
+                return Err(PyValueError::new_err("a frame shorter than its 5-byte prefix"));
+            }
+            id.get_or_insert(u32::from_be_bytes([bytes[1], bytes[2], bytes[3], bytes[4]]));
+            all.extend_from_slice(bytes);
+        }
+        let id = id.ok_or_else(|| PyValueError::new_err("no frames"))?;
+        let writer = self.writers_mut()?.get(&id).cloned().ok_or_else(|| PyValueError::new_err("writer not added"))?;
+        let mut out = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);
+            store
+                .set(Fingerprint::Id(id), AvroSchema::new(writer.json.clone()))
+                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let mut builder = ReaderBuilder::new().with_writer_schema_store(store).with_batch_size(frames.len().max(1));
+            if writer.json != self.reader {
+                builder = builder.with_reader_schema(AvroSchema::new(self.reader.clone()));
+            }
+            let mut decoder = builder.build_decoder().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let t = std::time::Instant::now();
+            let n = decoder.decode(&all).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let batch = decoder.flush().map_err(|e| PyValueError::new_err(e.to_string()))?;
+            out.push(t.elapsed().as_nanos() as u64);
+            if n != all.len() || batch.map_or(0, |b| b.num_rows()) != frames.len() {
+                return Err(PyValueError::new_err("the crate did not decode every frame"));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `decode(frames, threads)`: `(batches, None, None)` -- a list of `ArrowColumns`, one per
+    /// run of frames of one writer (per thread), in order -- or `([], index, reason)` when the
+    /// call decoded nothing (`index`: the frame that stopped it, or `None`). `frames` are `bytes`
+    /// (`missing` said so); `threads`: how many threads a large list may be decoded on.
+    #[pyo3(signature = (frames, threads=1))]
+    fn decode<'py>(
+        &self,
+        py: Python<'py>,
+        frames: &Bound<'py, PyList>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let items: Vec<Bound<'py, PyBytes>> =
+            frames.iter().map(|x| x.cast_into::<PyBytes>().map_err(PyErr::from)).collect::<PyResult<_>>()?;
+        let slices: Vec<&[u8]> = items.iter().map(|b| b.as_bytes()).collect();
+        // the frames are immutable bytes objects kept alive by `items` while the GIL is released
+        let result = py.detach(|| panics::catch(|| self.decode_all(&slices, threads)));
+        let outcome = match result {
+            Ok(r) => r,
+            Err(m) => Err((None, format!("arrow-avro panicked: {m}"))),
+        };
+        if matches!(outcome, Err((None, _))) {
+            self.drop_decoders();
+        }
+        match outcome {
+            Ok(batches) => {
+                let cols: Vec<ArrowColumns> = batches.into_iter().map(ArrowColumns::new).collect();
+                let list = PyList::empty(py);
+                for c in cols {
+                    list.append(Bound::new(py, c)?)?;
+                }
+                PyTuple::new(py, [list.into_any(), py.None().into_bound(py), py.None().into_bound(py)])
+            }
+            Err((index, reason)) => {
+                let index = match index {
+                    Some(i) => i.into_pyobject(py)?.into_any(),
+                    None => py.None().into_bound(py),
+                };
+                PyTuple::new(py, [PyList::empty(py).into_any(), index, reason.into_pyobject(py)?.into_any()])
+            }
+        }
+    }
+}
+
+/// One record batch as a struct array, handed to Python once through the Arrow C data interface
+/// (`__arrow_c_array__`: `pyarrow.record_batch(x)`, `polars.from_arrow`, DuckDB, ...).
+#[pyclass(module = "serdes._serdes_native", frozen)]
+pub struct ArrowColumns {
+    array: Mutex<Option<StructArray>>,
+}
+
+impl ArrowColumns {
+    fn new(batch: RecordBatch) -> Self {
+        ArrowColumns { array: Mutex::new(Some(StructArray::from(batch))) }
+    }
+}
+
+#[pymethods]
+impl ArrowColumns {
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema; // the columns have one type: the reader schema's
+        let array = self
+            .array
+            .lock()
+            .map_err(|_| PyRuntimeError::new_err("columns poisoned"))?
+            .take()
+            .ok_or_else(|| PyRuntimeError::new_err("these columns were already handed over"))?;
+        let (ffi_array, ffi_schema): (_, FFI_ArrowSchema) =
+            to_ffi(&array.to_data()).map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+        let schema = PyCapsule::new(py, ffi_schema, Some(CString::new("arrow_schema").expect("no NUL")))?;
+        let array = PyCapsule::new(py, ffi_array, Some(CString::new("arrow_array").expect("no NUL")))?;
+        PyTuple::new(py, [schema.into_any(), array.into_any()])
+    }
+}
+
+impl AvroArrowDecoder {
+    fn writers_mut(&self) -> PyResult<std::sync::MutexGuard<'_, HashMap<u32, Arc<Writer>>>> {
+        self.writers.lock().map_err(|_| PyRuntimeError::new_err("decoder state poisoned"))
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<AvroArrowDecoder>()?;
+    m.add_class::<ArrowColumns>()?;
+    Ok(())
+}

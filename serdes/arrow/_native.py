@@ -12,8 +12,9 @@ here with another result.
 What keeps a writer schema on this path (``_writer_refusal``): no array of items that can take no
 bytes (``array<null>``: their count is bounded only by ``max_items``, which the crate does not
 count), no array or map in a field the reader drops (the crate skips such blocks by their byte
-size, serdes reads their items), no decimal (the crate does not check a value against the
-precision), and a nesting depth within ``max_depth``. A frame longer than ``max_items`` bytes goes
+size, serdes reads their items), no decimal in a writer that needs resolving (the crate keeps the
+unscaled value whatever the writer's scale), and a nesting depth within ``max_depth``. Decimal
+columns are checked against their precision after the decode (the crate does not check it). A frame longer than ``max_items`` bytes goes
 to the per-record path too: below that, items (each at least a byte) cannot exceed ``max_items``.
 """
 
@@ -184,17 +185,26 @@ def _children(node: Dict[str, Any]) -> List[Any]:
 def _writer_refusal(writer: Any, reader: Any, limits: Limits) -> Optional[str]:
     """Why frames of ``writer`` read as ``reader`` stay on the per-record path, or ``None``."""
     wnamed, rnamed = _named(writer), _named(reader)
+    resolves = self_contained(writer) != self_contained(reader)
     if _one_branch_union(reader):
         return "the reader schema has a union of one branch (arrow-avro keeps it a union, serdes its branch)"
-    if self_contained(writer) != self_contained(reader) and (
-            _union_names_a_type(writer) or _union_names_a_type(reader)):
+    if resolves and (_union_names_a_type(writer) or _union_names_a_type(reader)):
         return "a union names a type defined elsewhere, and the writer needs resolving to the reader"
     for role, parsed, named in (("writer", writer, wnamed), ("reader", reader, rnamed)):
         for node in _walk_types(parsed):
-            if node.get("logicalType") == "decimal":
-                return f"the {role} schema has a decimal"
+            if node.get("logicalType") == "decimal" and resolves:
+                return f"the {role} schema has a decimal, and the writer needs resolving to the reader"
             if node.get("type") == "array" and _zero_size(node.get("items"), named):
                 return f"the {role} schema has an array of items that take no bytes"
+            # arrow-avro 60.1 builds invalid columns for these (a non-nullable null child; a
+            # struct without children and a fixed of size 0, whose length it loses)
+            if any(_resolve(c, named) == "null" or isinstance(c, dict) and c.get("type") == "null"
+                   for c in _children(node)):
+                return f"the {role} schema has a value of type null outside a union"
+            if node.get("type") in ("record", "error") and not node.get("fields"):
+                return f"the {role} schema has a record without fields"
+            if node.get("type") == "fixed" and node.get("size") == 0:
+                return f"the {role} schema has a fixed of size 0"
         depth = _depth(parsed, named)
         if depth > limits.max_depth:
             return f"the {role} schema nests {depth} levels (max_depth {limits.max_depth})"
@@ -245,6 +255,7 @@ class NativeAvroColumns:
         self._limits = limits
         self._cache_size = cache_size
         self._dec = mod.AvroArrowDecoder(self_contained(reader), limits.max_items)
+        self._decimals = any(n.get("logicalType") == "decimal" for n in _walk_types(reader))
         self._writers: Dict[int, Optional[str]] = {}  # id -> None (added) or why it is refused
         self._off: Optional[str] = None  # set when the crate's columns differ from the reference
         #: calls decoded here, and calls handed to the per-record path (tests and measurements)
@@ -282,6 +293,14 @@ class NativeAvroColumns:
             return None
         arrays = [pa.record_batch(c).to_struct_array() for c in cols]
         array = arrays[0] if len(arrays) == 1 else pa.concat_arrays(arrays)
+        if self._decimals:
+            try:
+                # the crate does not check a decimal against its precision; the per-record path's
+                # column building does (a ColumnValueError for that record)
+                array.validate(full=True)
+            except pa.ArrowInvalid as e:
+                self.refused = (None, str(e))
+                return None
         got = array.type
         if got.equals(self._target):
             return array

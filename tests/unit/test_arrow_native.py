@@ -6,6 +6,7 @@ is the reference (``_native.forced_pure``)."""
 
 from __future__ import annotations
 
+import decimal
 import json
 import logging
 import threading
@@ -56,22 +57,41 @@ def _frames(client: Any, schema: Any, records: List[Any]) -> List[bytes]:
     return [ser(r, CTX) for r in records]
 
 
-NO_DECIMALS = dict(ALL_TYPES, fields=[f for f in ALL_TYPES["fields"] if f["name"] not in ("dec", "decf")])
-
-
-def _no_decimal_record(n: int) -> Dict[str, Any]:
-    return {k: v for k, v in _all_types_record(n).items() if k not in ("dec", "decf")}
-
-
 @pytest.fixture(autouse=True)
 def _native_built() -> None:
     require_native()
 
 
-def test_every_type_but_decimals_is_decoded_natively() -> None:
+def test_every_type_is_decoded_natively() -> None:
     client = _client()
-    got, _, native = _both(client, _frames(client, NO_DECIMALS, [_no_decimal_record(n) for n in range(40)]))
+    got, _, native = _both(client, _frames(client, ALL_TYPES, [_all_types_record(n) for n in range(40)]))
     assert native.taken == 1 and native.declined == 0 and got.num_rows == 40
+
+
+DECIMAL = {"type": "record", "name": "D", "fields": [
+    {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2}}]}
+
+
+def test_a_decimal_beyond_its_precision_is_the_per_record_error() -> None:
+    client = _client()
+    frames = _frames(client, DECIMAL, [{"d": decimal.Decimal("12.34")}] * 3)
+    # 123456 unscaled: six digits in a precision-4 column (a writer that ignores the precision)
+    frames[1] = frames[1][:5] + b"\x06" + (123456).to_bytes(3, "big", signed=True)
+    got, _, native = _both(client, frames)
+    assert native.declined == 1 and "precision" in native.refused[1]
+    assert [i for i, _ in got.errors] == [1] and pa.record_batch(got).column("d").to_pylist() == [
+        decimal.Decimal("12.34")] * 2
+
+
+def test_a_decimal_writer_that_needs_resolving_stays_on_the_per_record_path() -> None:
+    # the crate would keep the writer's unscaled value under the reader's scale
+    client = _client()
+    writer = {"type": "record", "name": "D", "fields": [
+        {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 6, "scale": 1}},
+        {"name": "x", "type": "long"}]}
+    frames = _frames(client, writer, [{"d": decimal.Decimal("12.3"), "x": 1}] * 2)
+    got, _, native = _both(client, frames, reader_schema=json.dumps(dict(writer, fields=writer["fields"][:1])))
+    assert native.taken == 0 and pa.record_batch(got).column("d").to_pylist() == [decimal.Decimal("12.3")] * 2
 
 
 def test_evolution_resolves_natively_to_the_latest() -> None:
@@ -130,17 +150,23 @@ def test_a_list_with_a_bad_record_is_the_per_record_result(case: str) -> None:
 
 
 @pytest.mark.parametrize("schema, why", [
-    ({"type": "record", "name": "D", "fields": [
-        {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 4, "scale": 2}}]},
-     "decimal"),
     ({"type": "record", "name": "N", "fields": [{"name": "xs", "type": {"type": "array", "items": "null"}}]},
      "take no bytes"),
     ({"type": "record", "name": "O", "fields": [{"name": "u", "type": ["long"]}]}, "one branch"),
+    # arrow-avro 60.1 builds invalid columns for these three
+    ({"type": "record", "name": "Z", "fields": [{"name": "n", "type": "null"}, {"name": "x", "type": "long"}]},
+     "type null outside a union"),
+    ({"type": "record", "name": "E", "fields": [
+        {"name": "e", "type": {"type": "record", "name": "Empty", "fields": []}}, {"name": "x", "type": "long"}]},
+     "without fields"),
+    ({"type": "record", "name": "F", "fields": [
+        {"name": "f", "type": {"type": "fixed", "name": "F0", "size": 0}}, {"name": "x", "type": "long"}]},
+     "size 0"),
 ])
 def test_schemas_kept_on_the_per_record_path(schema: Dict[str, Any], why: str) -> None:
     client = _client()
-    values = {"decimal": {"d": __import__("decimal").Decimal("1.25")}, "take no bytes": {"xs": [None, None]},
-              "one branch": {"u": 3}}[why]
+    values = {"take no bytes": {"xs": [None, None]}, "one branch": {"u": 3}, "type null outside a union":
+              {"n": None, "x": 1}, "without fields": {"e": {}, "x": 1}, "size 0": {"f": b"", "x": 1}}[why]
     got, _, native = _both(client, _frames(client, schema, [values] * 3))
     assert native.taken == 0 and got.num_rows == 3
     assert any(why in (w or "") for w in native._writers.values())

@@ -149,6 +149,23 @@ def _miss_plan(view: AsyncRegistryView, step: Callable[..., T], args: Tuple[Any,
     )
 
 
+def _distinct_heads(items: List[Any]) -> List[Any]:
+    """The first item of each distinct (topic, first 21 payload bytes) -- the frame's magic byte
+    and schema id or GUID, and Protobuf's first message indexes -- framed bytes or messages."""
+    seen = set()
+    out = []
+    for item in items:
+        if item is None or isinstance(item, (bytes, bytearray, memoryview)):
+            key: Any = (None, None if item is None else bytes(item[:21]))
+        else:
+            value = item.value()
+            key = (item.topic(), None if value is None else bytes(value[:21]))
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
 def _parameters(cls: type) -> List[str]:
     """Names of ``cls.__init__``'s parameters (through serdes' ``*args, **kwargs`` forwarding)."""
     for klass in cls.__mro__:
@@ -260,6 +277,30 @@ class AsyncDeserializerMixin(AsyncSerdeMixin):
             except _NeedsRegistry:
                 out.append(await resolve(self._view, engine, p, ctx))
         return out
+
+    async def deserialize_arrow(self, frames: Any, ctx: Optional[SerializationContext] = None, **options: Any) -> Any:
+        """The sync class's :meth:`deserialize_arrow` (same arguments, the same
+        :class:`~serdes.arrow.ArrowBatch`; docs/arrow.md); the registry is awaited only for the
+        schemas the engine has not seen."""
+        items = list(frames)
+        engine = self._engine
+
+        def step() -> Any:
+            # one record per distinct frame head first, so that each registry answer the batch
+            # needs is asked for while re-running only those few records (the answers stay for
+            # the whole batch's run, which then needs no more): work linear in the batch
+            heads = _distinct_heads(items)
+            if len(heads) < len(items):
+                try:
+                    engine.deserialize_arrow(heads, ctx, **dict(options, errors="collect"))
+                except (ValueError, TypeError):
+                    pass  # the whole batch's call below raises it, with every record in view
+            return engine.deserialize_arrow(items, ctx, **options)
+
+        try:
+            return engine.deserialize_arrow(items, ctx, **options)
+        except _NeedsRegistry:
+            return await resolve(self._view, step)
 
     async def deserialize_with_schema(self, data: Optional[bytes], ctx: Optional[SerializationContext] = None) -> Any:
         """``(value, WriterSchema)`` as the sync class's :meth:`deserialize_with_schema`; the

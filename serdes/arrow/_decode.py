@@ -80,11 +80,12 @@ class _Direct(_View):
     def __init__(self, deser: Any, shape: Struct, convert: Optional[Callable[[Any], Any]] = None) -> None:
         self._deser = deser
         self.shape = shape
-        self._convert = convert
+        #: the deserializer's value -> the reader-shaped value (Protobuf: message -> dict)
+        self.convert = convert
 
     def decode(self, payload: Any, ctx: Optional[SerializationContext]) -> Any:
         value = self._deser(payload, ctx)
-        return self._convert(value) if self._convert is not None and value is not None else value
+        return self.convert(value) if self.convert is not None and value is not None else value
 
 
 class _AvroReader(_View):
@@ -322,20 +323,35 @@ def deserialize_arrow(
     values: List[Any] = []
     rows: List[int] = []  # input index of each value
     failed: List[Tuple[int, BaseException]] = []
-    decode = view.decode
-    for i, (p, c) in enumerate(zip(payloads, ctxs, strict=True)):
-        try:
-            v = decode(p, c)
-        except Exception as e:  # a record's failure, reported by position; BaseException passes
-            if not isinstance(e, SerdesError):
-                note = getattr(e, "add_note", None)
-                if note is not None:
-                    note(f"raised by the record at index {i} of a batch of {len(items)} (deserialize_arrow)")
-                raise
-            failed.append((i, _located_row(e, messages[i])))
-            continue
-        values.append(v)
-        rows.append(i)
+    if isinstance(view, _Direct) and not by_message:
+        # one context for all: the deserializer's own batch call (one crossing into native code)
+        raw, raw_failed = deser._batch(payloads, ctx)
+        for i, e in raw_failed:
+            _record_failure(failed, i, e, messages[i], len(items))
+        bad = {i for i, _ in raw_failed}
+        convert = view.convert
+        for i, v in enumerate(raw):
+            if i in bad:
+                continue
+            if convert is not None and v is not None:
+                try:
+                    v = convert(v)
+                except Exception as e:  # a record's failure; BaseException passes
+                    _record_failure(failed, i, e, messages[i], len(items))
+                    continue
+            values.append(v)
+            rows.append(i)
+        failed.sort(key=lambda f: f[0])
+    else:
+        decode = view.decode
+        for i, (p, c) in enumerate(zip(payloads, ctxs, strict=True)):
+            try:
+                v = decode(p, c)
+            except Exception as e:  # a record's failure, reported by position; BaseException passes
+                _record_failure(failed, i, e, messages[i], len(items))
+                continue
+            values.append(v)
+            rows.append(i)
     if shape.wrapped:
         values = [None if v is None else {"value": v} for v in values]
     array, bad_rows = _build(shape, values, [ctxs[i] for i in rows])
@@ -349,6 +365,16 @@ def deserialize_arrow(
     if metadata:
         batch = _with_metadata(batch, metadata, [messages[i] for i in rows])
     return ArrowBatch(batch, failed, rows)
+
+
+def _record_failure(failed: List[Tuple[int, BaseException]], i: int, e: Exception, msg: Any, total: int) -> None:
+    """File record ``i``'s typed error; anything else is not the record's fault and is raised."""
+    if not isinstance(e, SerdesError):
+        note = getattr(e, "add_note", None)
+        if note is not None:
+            note(f"raised by the record at index {i} of a batch of {total} (deserialize_arrow)")
+        raise e
+    failed.append((i, _located_row(e, msg)))
 
 
 def _native_columns(view: _View, deser: Any, payloads: List[Any], ctxs: List[Optional[SerializationContext]],

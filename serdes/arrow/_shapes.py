@@ -22,6 +22,7 @@ import uuid
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 __all__ = [
     "Shape", "Plain", "Struct", "ListOf", "MapOf", "Enum", "Uuid", "AvroDuration", "Union", "Converted",
@@ -102,6 +103,7 @@ class Struct(Shape):
         self.plain_out = not omit_null and all(s.plain_out for _, s, _ in self.fields)
         self.type = pa.struct([pa.field(n, s.type, nullable) for n, s, nullable in self.fields])
         self._names = frozenset(n for n, _, _ in self.fields)
+        self._strict_plain = strict and all(s.plain for _, s, _ in self.fields)
 
     def accepts(self, value: Any) -> bool:
         # deep, as fastavro's writer validates a union branch: a dict is the record whose fields
@@ -134,6 +136,14 @@ class Struct(Shape):
     def build(self, values: Sequence[Any], path: str) -> pa.Array:
         if self.plain:
             return _plain_array(values, self.type, path)
+        if self._strict_plain and all(v is None or (v.__class__ is dict and self._names.issuperset(v))
+                                      for v in values):
+            # strict, but every key declared: pyarrow converts the dicts at once; a null in a
+            # column that is not nullable sends the batch down the path below, which names it
+            arr = _plain_array(values, self.type, path)
+            if not any(_nulls_in_valid_rows(arr, i) for i, (_, _, nullable) in enumerate(self.fields)
+                       if not nullable):
+                return arr
         for v in values:
             if v is not None and not isinstance(v, dict):
                 raise ShapeError(path, f"expected a record, got {type(v).__name__}")
@@ -153,6 +163,14 @@ class Struct(Shape):
             rows = [None if r is None else {k: v for k, v in r.items() if v is not None or k not in omit}
                     for r in rows]
         return rows
+
+
+def _nulls_in_valid_rows(arr: pa.StructArray, i: int) -> bool:
+    """Whether field ``i`` of ``arr`` is null in a row where the struct itself is not."""
+    child = arr.field(i)
+    if not child.null_count:
+        return False
+    return bool(pc.any(pc.and_(child.is_null(), arr.is_valid())).as_py())
 
 
 class ListOf(Shape):

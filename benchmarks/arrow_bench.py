@@ -1,6 +1,7 @@
 """Columnar decode and encode (serdes.arrow) against per-record decoding, in one process.
 
-Lanes, per format (standard records of benchmarks/serde_cases.py, 20,000 frames, medians of 5):
+Lanes, per format (standard records of benchmarks/serde_cases.py, 20,000 frames, medians of 5, the
+garbage collector off while timing, as ``timeit`` does):
 
 * ``serdes deserialize_arrow``: frames -> one Arrow batch (for Avro: the native columnar decoder,
   on arrow-avro, when the extension is built; ``threads=2``: the same on two threads);
@@ -23,6 +24,7 @@ Results: benchmarks/results/arrow_bench.json. ``python -m benchmarks.arrow_bench
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import statistics
 import subprocess
@@ -52,10 +54,17 @@ CTX = SerializationContext("arrow-bench", MessageField.VALUE)
 def _median_ns(fn: Callable[[], Any], count: int, reps: int) -> float:
     fn()  # warm: decoders compiled, registry answers cached
     times = []
-    for _ in range(reps):
-        t = time.perf_counter_ns()
-        fn()
-        times.append(time.perf_counter_ns() - t)
+    # the collector off while timing, as timeit does: else a full collection (of the last run's
+    # 20,000 messages or dicts) lands in every other run of the lanes that allocate per record
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(reps):
+            t = time.perf_counter_ns()
+            fn()
+            times.append(time.perf_counter_ns() - t)
+    finally:
+        gc.enable()
     return statistics.median(times) / count
 
 

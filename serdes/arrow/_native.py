@@ -4,7 +4,7 @@ the GIL released.
 
 It is a shortcut with the per-record path as its reference: a list it takes decodes to the same
 batch (the tests compare them), and anything it does not take -- a frame that does not decode,
-a tombstone, another framing, a writer schema outside what this path holds to serdes' limits, a
+a tombstone among union columns, another framing, a writer schema outside what this path holds to serdes' limits, a
 column type that differs -- is decoded again by the per-record path, which gives each bad record
 its own typed error. So a call never fails here that would not fail there, and never succeeds
 here with another result.
@@ -245,6 +245,18 @@ def _nullable_everywhere(t: pa.DataType) -> pa.DataType:
     return t
 
 
+def _has_union(t: pa.DataType) -> bool:
+    if pa.types.is_union(t):
+        return True
+    if pa.types.is_map(t):
+        return _has_union(t.item_type)
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _has_union(t.value_type)
+    if pa.types.is_struct(t):
+        return any(_has_union(t.field(i).type) for i in range(t.num_fields))
+    return False
+
+
 class NativeAvroColumns:
     """The native decoder of one reader schema for one deserializer: writer schemas added as
     frames name them (at most ``cache_size``), each at most once."""
@@ -256,6 +268,7 @@ class NativeAvroColumns:
         self._cache_size = cache_size
         self._dec = mod.AvroArrowDecoder(self_contained(reader), limits.max_items)
         self._decimals = any(n.get("logicalType") == "decimal" for n in _walk_types(reader))
+        self._has_union = _has_union(target)
         self._writers: Dict[int, Optional[str]] = {}  # id -> None (added) or why it is refused
         self._off: Optional[str] = None  # set when the crate's columns differ from the reference
         #: calls decoded here, and calls handed to the per-record path (tests and measurements)
@@ -281,9 +294,27 @@ class NativeAvroColumns:
                  ) -> Optional[pa.StructArray]:
         if self._off is not None:
             return None
+        if None in payloads:
+            # tombstones: rows of nulls among the decoded rows (a union column's null slot is the
+            # per-record path's own rule: such readers leave tombstones to it)
+            if self._has_union:
+                return None
+            present = [p for p in payloads if p is not None]
+            found = self._columns(present, writer_of, threads) if present else None
+            if found is None:
+                return None
+            positions: List[Optional[int]] = []
+            at = 0
+            for p in payloads:
+                if p is None:
+                    positions.append(None)
+                else:
+                    positions.append(at)
+                    at += 1
+            return found.take(pa.array(positions, pa.int64()))
         missing = self._dec.missing(payloads)
         if missing is None:
-            return None  # a tombstone, a non-bytes value or another framing
+            return None  # a value that is not bytes, or another framing
         for sid in missing:  # every id not added yet: new ones, and refused ones again
             if not self._add(sid, writer_of):
                 return None

@@ -94,6 +94,25 @@ def test_a_decimal_writer_that_needs_resolving_stays_on_the_per_record_path() ->
     assert native.taken == 0 and pa.record_batch(got).column("d").to_pylist() == [decimal.Decimal("12.3")] * 2
 
 
+def test_tombstones_are_rows_of_nulls_natively() -> None:
+    client = _client()
+    no_union = dict(ALL_TYPES, fields=[f for f in ALL_TYPES["fields"] if f["name"] != "un"])
+    frames: List[Any] = _frames(client, no_union, [
+        {k: v for k, v in _all_types_record(n).items() if k != "un"} for n in range(6)])
+    frames[2:2] = [None]
+    frames.append(None)
+    got, _, native = _both(client, frames)
+    assert native.taken == 1 and got.num_rows == 8
+    assert pa.record_batch(got).column("s").to_pylist()[:3] == ["s0", "s1", None]
+
+
+def test_tombstones_with_a_union_column_are_the_per_record_path_s() -> None:
+    client = _client()
+    frames: List[Any] = _frames(client, ALL_TYPES, [_all_types_record(n) for n in range(3)]) + [None]
+    got, _, native = _both(client, frames)
+    assert native.taken == 0 and got.num_rows == 4
+
+
 def test_evolution_resolves_natively_to_the_latest() -> None:
     client = _client()
     frames = []
@@ -122,7 +141,7 @@ ARRAY_ITEM = {"type": "record", "name": "L", "fields": [{"name": "xs", "type": {
 
 
 @pytest.mark.parametrize("case", [
-    "trailing byte", "truncated", "bad magic", "unknown id", "not utf-8", "tombstone", "huge count", "bytearray",
+    "trailing byte", "truncated", "bad magic", "unknown id", "not utf-8", "huge count", "bytearray",
 ])
 def test_a_list_with_a_bad_record_is_the_per_record_result(case: str) -> None:
     client = _client()
@@ -134,7 +153,6 @@ def test_a_list_with_a_bad_record_is_the_per_record_result(case: str) -> None:
         "bad magic": b"\x01" + frames[2][1:],
         "unknown id": frames[2][:1] + (999).to_bytes(4, "big") + frames[2][5:],
         "not utf-8": None,
-        "tombstone": None,
         # 2^40 items announced in a 14-byte record
         "huge count": frames[2][:5] + bytes([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]) + b"\x02\x00",
         "bytearray": bytearray(frames[2]),
@@ -145,7 +163,7 @@ def test_a_list_with_a_bad_record_is_the_per_record_result(case: str) -> None:
     frames[2 if case != "not utf-8" else 0] = bad
     got, _, native = _both(client, frames)
     assert native.taken == 0 and native.declined == 1
-    if case not in ("tombstone", "bytearray"):
+    if case != "bytearray":
         assert got.errors, case
 
 

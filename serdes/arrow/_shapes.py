@@ -107,8 +107,14 @@ class Struct(Shape):
 
     def accepts(self, value: Any) -> bool:
         # deep, as fastavro's writer validates a union branch: a dict is the record whose fields
-        # all hold its values
-        return isinstance(value, dict) and set(value) <= self._names and all(
+        # all hold its values -- all of them present, as decoded records have them (a JSON
+        # object's optional properties may be absent)
+        if not isinstance(value, dict):
+            return False
+        keys = value.keys()
+        if not (keys <= self._names if self.strict else keys == self._names):
+            return False
+        return all(
             (nullable if value.get(n) is None else shape.accepts(value[n])) for n, shape, nullable in self.fields)
 
     def children(self, values: Sequence[Any], path: str) -> List[pa.Array]:

@@ -633,3 +633,11 @@ async def test_async_deserializers_give_the_sync_batch(implementation: Any) -> N
     jframes = [await jser({"a": n}, _ctx()) for n in range(3)]
     jdeser = await AsyncJSONDeserializer(schema, None, aclient)
     assert _pylist(await jdeser.deserialize_arrow(jframes, _ctx())) == [{"a": n} for n in range(3)]
+
+
+def test_a_union_branch_is_the_record_only_with_all_its_fields(implementation: Any) -> None:
+    # {} is not the record R (whose field x is absent), it is the map: the branch fastavro wrote
+    schema = {"type": "record", "name": "Amb", "fields": [{"name": "u", "type": [
+        "null", {"type": "record", "name": "R", "fields": [{"name": "x", "type": ["null", "string"]}]},
+        {"type": "map", "values": "string"}]}]}
+    _roundtrip(schema, [{"u": {}}, {"u": {"x": None}}, {"u": {"k": "v"}}, {"u": None}])

@@ -21,10 +21,12 @@ def poll_arrow(
     reader_schema: Any = None,
     errors: str = "raise",
     metadata: Sequence[str] = ("topic", "partition", "offset", "timestamp"),
+    threads: int = 1,
 ) -> ArrowBatch:
     """Consume up to ``max_messages`` messages (waiting at most ``timeout`` seconds) from a
     ``confluent_kafka.Consumer`` without value deserializer, and decode their values into one
-    batch with ``deserializer.deserialize_arrow`` (``metadata``: the Kafka coordinate columns).
+    batch with ``deserializer.deserialize_arrow`` (``metadata``: the Kafka coordinate columns;
+    ``threads``: as there).
 
     A partition-EOF event (``enable.partition.eof``) is skipped; any other error the broker reports
     for a message raises ``KafkaException``, before anything is decoded, so a batch never silently
@@ -42,4 +44,5 @@ def poll_arrow(
                 continue
             raise KafkaException(err)
         kept.append(m)
-    return deserialize_arrow(deserializer, kept, reader_schema=reader_schema, errors=errors, metadata=metadata)
+    return deserialize_arrow(deserializer, kept, reader_schema=reader_schema, errors=errors, metadata=metadata,
+                             threads=threads)

@@ -220,7 +220,7 @@ def test_avro_types_follow_the_documented_mapping() -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.data())
 def test_random_avro_schemas(data: Any) -> None:
-    schema = data.draw(schemas(max_depth=2))
+    schema = data.draw(schemas(max_depth=3))
     named = _named_table(schema, {})
     records = data.draw(st.lists(values(schema, named), min_size=1, max_size=4))
     try:
@@ -409,6 +409,7 @@ def test_poll_arrow_uses_consume_and_raises_broker_errors() -> None:
 
     batch = poll_arrow(Consumer(), AvroDeserializer(client), max_messages=3)
     assert [r["offset"] for r in _pylist(batch)] == [0, 1, 2]
+    assert poll_arrow(Consumer(), AvroDeserializer(client), max_messages=5, threads=2).num_rows == 5
 
 
 # -- Protobuf -------------------------------------------------------------------------------------

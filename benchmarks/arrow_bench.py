@@ -1,7 +1,8 @@
 """Columnar decode and encode (serdes.arrow) against per-record decoding, in one process.
 
 Lanes, per format (standard records of benchmarks/serde_cases.py, 20,000 frames, medians of 5, the
-garbage collector off while timing, as ``timeit`` does):
+garbage collector off while timing, as ``timeit`` does; the Avro columnar lanes take turns within
+each repetition, so that the machine's drift in speed reaches them alike):
 
 * ``serdes deserialize_arrow``: frames -> one Arrow batch (for Avro: the native columnar decoder,
   on arrow-avro, when the extension is built; ``threads=2``: the same on two threads);
@@ -61,11 +62,34 @@ def _median_ns(fn: Callable[[], Any], count: int, reps: int) -> float:
     try:
         for _ in range(reps):
             t = time.perf_counter_ns()
-            fn()
+            result = fn()
             times.append(time.perf_counter_ns() - t)
+            del result  # freed outside the timing: a decode's time, not the allocator's
     finally:
         gc.enable()
     return statistics.median(times) / count
+
+
+def _interleaved_ns(lanes: Dict[str, Callable[[], Any]], count: int, reps: int) -> Dict[str, float]:
+    """Median ns per record of each lane, the lanes taking turns within each repetition: this
+    machine's speed drifts by up to 1.5x over seconds, and turns give each lane the same drift.
+    A lane returning an int reports its own time (ns; the crate floor, timed inside Rust)."""
+    for fn in lanes.values():
+        fn()  # warm
+    times: Dict[str, List[float]] = {name: [] for name in lanes}
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(reps):
+            for name, fn in lanes.items():
+                t = time.perf_counter_ns()
+                own = fn()
+                took = time.perf_counter_ns() - t
+                times[name].append(own if isinstance(own, int) else took)
+                del own  # freed outside the timing (of this lane and the next)
+    finally:
+        gc.enable()
+    return {name: statistics.median(ts) / count for name, ts in times.items()}
 
 
 def _serdes(fmt: str, registry: Any) -> Any:
@@ -93,18 +117,21 @@ def _lanes(fmt: str, ser: Any, deser: Any, pure: Any, ck_deser: Any, frames: Lis
     else:
         def ck_rows() -> List[Any]:
             return [ck_deser(f, CTX) for f in frames]
-    lanes = {
-        "serdes deserialize_arrow": _median_ns(lambda: deser.deserialize_arrow(frames, CTX), count, reps),
-    }
     if fmt == "avro":
-        lanes["serdes deserialize_arrow threads=2"] = _median_ns(
-            lambda: deser.deserialize_arrow(frames, CTX, threads=2), count, reps)
-        floor = _crate_floor(deser, frames, reps)
+        # the native columnar lanes and their references, taking turns
+        turns: Dict[str, Callable[[], Any]] = {
+            "serdes deserialize_arrow": lambda: deser.deserialize_arrow(frames, CTX),
+            "serdes deserialize_arrow threads=2": lambda: deser.deserialize_arrow(frames, CTX, threads=2),
+        }
+        floor = _crate_floor(deser, frames)
         if floor is not None:
-            lanes["arrow-avro alone (floor)"] = floor / count
-        ruhvro = _pyruhvro(frames, count, reps)
+            turns["arrow-avro alone (floor)"] = floor
+        ruhvro = _pyruhvro(frames)
         if ruhvro is not None:
-            lanes["pyruhvro (bodies, no registry)"] = ruhvro
+            turns["pyruhvro (bodies, no registry)"] = ruhvro
+        lanes = _interleaved_ns(turns, count, reps)
+    else:
+        lanes = {"serdes deserialize_arrow": _median_ns(lambda: deser.deserialize_arrow(frames, CTX), count, reps)}
     with _native.forced_pure():
         lanes["serdes deserialize_arrow, pure Python"] = _median_ns(
             lambda: pure.deserialize_arrow(frames, CTX), count, reps)
@@ -116,22 +143,24 @@ def _lanes(fmt: str, ser: Any, deser: Any, pure: Any, ck_deser: Any, frames: Lis
     return lanes
 
 
-def _crate_floor(deser: Any, frames: List[bytes], reps: int) -> Any:
-    """Median ns of the crate's own decode of ``frames`` (the native decoder ``deser`` built)."""
+def _crate_floor(deser: Any, frames: List[bytes]) -> Any:
+    """One timing of the crate's own decode of ``frames`` (ns, measured inside Rust; the native
+    decoder ``deser`` built), or ``None`` without the extension."""
     natives = list(deser.__dict__.get("_arrow_native", {}).values())
     if not natives:
-        return None  # the extension is not built: no native columnar decoder
-    return statistics.median(natives[0]._dec._crate_floor_ns(frames, reps))
+        return None
+    dec = natives[0]._dec
+    return lambda: int(dec._crate_floor_ns(frames, 1)[0])
 
 
-def _pyruhvro(frames: List[bytes], count: int, reps: int) -> Any:
+def _pyruhvro(frames: List[bytes]) -> Any:
     try:
         import pyruhvro  # type: ignore[import-not-found]
     except ImportError:
         return None
     schema = json.dumps(serde_cases.AVRO_SCHEMAS["standard"])
     bodies = [f[5:] for f in frames]
-    return _median_ns(lambda: pyruhvro.deserialize_array(bodies, schema), count, reps)
+    return lambda: pyruhvro.deserialize_array(bodies, schema)
 
 
 _MEMORY_CHILD = """

@@ -182,6 +182,15 @@ def _avro_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[
             return _with_native(_Direct(deser, avro_shape(own, deser._limits.max_schema_depth)), deser, own)
         latest = _latest(deser, ctxs[0] if ctxs else None)
         reader = latest if latest is not None else _one_writer(deser, payloads, ctxs)
+        # a reader the registry chose: its view is kept like a given one's (by its text), so a
+        # topic's batches share one view, its compiled decoders and its native decoder
+        views: Dict[Any, _View] = deser.__dict__.setdefault("_arrow_views", {})
+        key = _schema_text(reader)
+        found = views.get(key)
+        if found is None:
+            found = _avro_view(deser, reader, payloads, ctxs)
+            bounded_store(views, key, found, _MAX_VIEWS)
+        return found
     if not isinstance(reader, Schema):
         reader = Schema(_schema_text(reader), "AVRO")
     parsed = deser._parse(reader, "reader")
@@ -258,6 +267,11 @@ def _cached_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequenc
     return view
 
 
+def _mixed(items: List[Any]) -> bool:
+    """Whether ``items`` holds both consumer messages and frames (a ``None`` is a frame)."""
+    return len({_is_message_type(t) for t in set(map(type, items))}) > 1
+
+
 def _is_message_type(t: type) -> bool:
     """Whether values of type ``t`` are consumer messages (anything with a ``value()``), not frames."""
     return not issubclass(t, (bytes, bytearray, memoryview)) and callable(getattr(t, "value", None))
@@ -285,14 +299,13 @@ def deserialize_arrow(
     if type(threads) is not int or threads < 1:
         raise ValueError(f"threads must be a positive int, not {threads!r}")
     items = frames if type(frames) is list else list(frames)
-    # consumer messages or framed bytes (a mix raises): decided per type, not per record
-    kinds = {_is_message_type(t) for t in set(map(type, items)) if t is not type(None)}
-    if len(kinds) > 1:
-        raise TypeError("give deserialize_arrow framed bytes or consumer messages, not both")
-    by_message = kinds == {True}
+    # consumer messages or framed bytes, as the first record says; a mix raises -- checked here for
+    # messages, and for frames where a value is not bytes (the native decoder scans them anyway)
+    first = items[0] if items and items[0] is not None else next((x for x in items if x is not None), None)
+    by_message = first is not None and _is_message_type(type(first))
     messages: List[Any] = items if by_message else [None] * len(items)
     if by_message:
-        if None in items:
+        if _mixed(items):
             raise TypeError("give deserialize_arrow framed bytes or consumer messages, not both")
         payloads = [m.value() for m in items]
         ctxs: List[Optional[SerializationContext]] = [
@@ -319,6 +332,8 @@ def deserialize_arrow(
         if metadata:
             batch = _with_metadata(batch, metadata, messages)
         return ArrowBatch(batch, [], None)
+    if not by_message and _mixed(items):
+        raise TypeError("give deserialize_arrow framed bytes or consumer messages, not both")
 
     values: List[Any] = []
     rows: List[int] = []  # input index of each value

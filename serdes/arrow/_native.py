@@ -1,6 +1,6 @@
-"""The native columnar Avro decoder (``rust/src/columnar.rs``, on the crate ``arrow-avro``): whole
-lists of Confluent-framed Avro records into the reader schema's Arrow columns in one call, with
-the GIL released.
+"""The native columnar Avro decoder (``rust/src/columnar/``: serdes' loop for flat records read as
+written, the crate ``arrow-avro`` for every other schema): whole lists of Confluent-framed Avro
+records into the reader schema's Arrow columns in one call, with the GIL released.
 
 It is a shortcut with the per-record path as its reference: a list it takes decodes to the same
 batch (the tests compare them), and anything it does not take -- a frame that does not decode,
@@ -257,6 +257,44 @@ def _has_union(t: pa.DataType) -> bool:
     return False
 
 
+#: the flat-record loop (rust/src/columnar/flat.rs) for flat schemas read as written; off: every
+#: schema goes to arrow-avro (the tests compare the two)
+FLAT_RECORDS = True
+
+_FLAT_KINDS = ("boolean", "int", "long", "float", "double", "string", "bytes")
+
+
+def _flat_kind(s: Any) -> Optional[str]:
+    """The primitive of a field type the flat loop reads as arrow-avro types it, or ``None``: a
+    plain primitive, or one given as ``{"type": ...}`` without a logical type."""
+    if isinstance(s, str):
+        return s if s in _FLAT_KINDS else None
+    if isinstance(s, dict) and "logicalType" not in s and isinstance(s.get("type"), str):
+        return s["type"] if s["type"] in _FLAT_KINDS else None
+    return None
+
+
+def _flat_plan(writer: Any, reader: Any) -> Optional[List[Tuple[str, str, Optional[int]]]]:
+    """``[(field, kind, null index or None), ...]`` when ``writer`` is read as written and is a
+    record of primitive fields (or unions of ``null`` and one primitive); else ``None``."""
+    if self_contained(writer) != self_contained(reader) or not isinstance(writer, dict):
+        return None
+    if writer.get("type") not in ("record", "error") or not writer.get("fields"):
+        return None
+    plan: List[Tuple[str, str, Optional[int]]] = []
+    for f in writer["fields"]:
+        t = f.get("type")
+        kind = _flat_kind(t)
+        null_index: Optional[int] = None
+        if kind is None and isinstance(t, list) and len(t) == 2 and "null" in t:
+            null_index = t.index("null")
+            kind = _flat_kind(t[1 - null_index])
+        if kind is None:
+            return None
+        plan.append((str(f.get("name")), kind, null_index))
+    return plan
+
+
 class NativeAvroColumns:
     """The native decoder of one reader schema for one deserializer: writer schemas added as
     frames name them (at most ``cache_size``), each at most once."""
@@ -294,7 +332,8 @@ class NativeAvroColumns:
                  ) -> Optional[pa.StructArray]:
         if self._off is not None:
             return None
-        if None in payloads:
+        missing = self._dec.missing(payloads)
+        if missing is None and any(p is None for p in payloads):
             # tombstones: rows of nulls among the decoded rows (a union column's null slot is the
             # per-record path's own rule: such readers leave tombstones to it)
             if self._has_union:
@@ -312,7 +351,6 @@ class NativeAvroColumns:
                     positions.append(at)
                     at += 1
             return found.take(pa.array(positions, pa.int64()))
-        missing = self._dec.missing(payloads)
         if missing is None:
             return None  # a value that is not bytes, or another framing
         for sid in missing:  # every id not added yet: new ones, and refused ones again
@@ -354,7 +392,8 @@ class NativeAvroColumns:
         why = _writer_refusal(writer, self._reader, self._limits)
         if why is None:
             try:
-                self._dec.add_writer(sid, self_contained(writer), _depth(writer, _named(writer)))
+                flat = _flat_plan(writer, self._reader) if FLAT_RECORDS else None
+                self._dec.add_writer(sid, self_contained(writer), _depth(writer, _named(writer)), flat)
             except ValueError as e:  # arrow-avro does not resolve it (the per-record path says why)
                 why = f"arrow-avro: {e}"
         if len(self._writers) >= self._cache_size:

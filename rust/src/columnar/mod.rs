@@ -1,4 +1,5 @@
-//! Confluent-framed Avro records straight into Arrow columns, with `arrow-avro` (apache/arrow-rs).
+//! Confluent-framed Avro records straight into Arrow columns: flat records read as written by
+//! serdes' own loop (`flat.rs`), every other schema by `arrow-avro` (apache/arrow-rs).
 //!
 //! `serdes/arrow/_native.py` is the only caller. It hands over a reader schema and, per writer
 //! schema id, the writer schema -- both already fetched, checked against serdes' limits and made
@@ -31,6 +32,8 @@ use pyo3::types::{PyBytes, PyCapsule, PyList, PyTuple};
 
 use crate::{panics, stack};
 
+mod flat;
+
 /// Stack one level of `arrow-avro`'s recursive record decoders may use, with room to spare (a
 /// release build uses a few hundred bytes per level).
 const STACK_PER_LEVEL: usize = 4 * 1024;
@@ -40,6 +43,8 @@ struct Writer {
     json: String,
     /// nesting depth of the writer and reader schemas together (Python's count)
     depth: usize,
+    /// the flat-record plan (`flat.rs`), when Python found the schema flat and unresolved
+    flat: Option<Vec<flat::FieldPlan>>,
 }
 
 /// Threads one call may decode on (Python passes fewer); each has decoders of its own.
@@ -56,11 +61,40 @@ pub struct AvroArrowDecoder {
     writers: Mutex<HashMap<u32, Arc<Writer>>>,
     /// per thread of a call: the decoder of each writer id, built at first use and dropped after
     /// a failed decode (its rows may be half-written)
-    slots: Vec<Mutex<HashMap<u32, Decoder>>>,
+    slots: Vec<Mutex<HashMap<u32, RowDecoder>>>,
 }
 
 /// Why a call decoded nothing: the index of the frame (or `None`: the whole call) and a message.
 type Refusal = (Option<usize>, String);
+
+/// The decoder of one writer schema: the flat-record loop where Python gave a plan, else the crate.
+enum RowDecoder {
+    Flat(flat::FlatDecoder),
+    Crate(Box<Decoder>),
+}
+
+impl RowDecoder {
+    fn decode(&mut self, body: &[u8]) -> Result<usize, String> {
+        match self {
+            RowDecoder::Flat(d) => d.decode(body),
+            RowDecoder::Crate(d) => d.decode(body).map_err(|e| e.to_string()),
+        }
+    }
+
+    fn flush(&mut self) -> Result<Option<RecordBatch>, String> {
+        match self {
+            RowDecoder::Flat(d) => d.flush(),
+            RowDecoder::Crate(d) => d.flush().map_err(|e| e.to_string()),
+        }
+    }
+}
+
+fn build_row_decoder(reader: &str, id: u32, writer: &Writer) -> Result<RowDecoder, String> {
+    match &writer.flat {
+        Some(plan) => Ok(RowDecoder::Flat(flat::FlatDecoder::new(plan.clone()))),
+        None => build(reader, id, &writer.json).map(|d| RowDecoder::Crate(Box::new(d))),
+    }
+}
 
 fn build(reader: &str, id: u32, writer: &str) -> Result<Decoder, String> {
     let mut store = SchemaStore::new_with_type(FingerprintAlgorithm::Id);
@@ -102,7 +136,7 @@ impl AvroArrowDecoder {
 
     fn decode_into(
         &self,
-        decoders: &mut HashMap<u32, Decoder>,
+        decoders: &mut HashMap<u32, RowDecoder>,
         frames: &[&[u8]],
         first: usize,
         writers: &HashMap<u32, Arc<Writer>>,
@@ -129,7 +163,7 @@ impl AvroArrowDecoder {
                     return Err((Some(i), "too little stack left on this thread".to_string()));
                 }
                 if let std::collections::hash_map::Entry::Vacant(e) = decoders.entry(id) {
-                    e.insert(build(&self.reader, id, &writer.json).map_err(|m| (Some(i), m))?);
+                    e.insert(build_row_decoder(&self.reader, id, writer).map_err(|m| (Some(i), m))?);
                 }
             }
             let decoder = decoders.get_mut(&id).expect("inserted above");
@@ -137,7 +171,7 @@ impl AvroArrowDecoder {
             let failure = match decoder.decode(body) {
                 Ok(n) if n == body.len() => continue,
                 Ok(n) => format!("{} bytes of {} decoded", n, body.len()),
-                Err(e) => e.to_string(),
+                Err(e) => e,
             };
             return Err((Some(i), failure));
         }
@@ -189,17 +223,13 @@ impl AvroArrowDecoder {
     }
 }
 
-fn flush_into(decoders: &mut HashMap<u32, Decoder>, id: u32, batches: &mut Vec<RecordBatch>) -> Result<(), String> {
+fn flush_into(decoders: &mut HashMap<u32, RowDecoder>, id: u32, batches: &mut Vec<RecordBatch>) -> Result<(), String> {
     let Some(decoder) = decoders.get_mut(&id) else { return Ok(()) };
-    match decoder.flush() {
-        Ok(Some(batch)) => {
-            batches.push(batch);
-            Ok(())
-        }
-        Ok(None) => Ok(()),
-        // (a string that is not UTF-8 fails here, when the column is built)
-        Err(e) => Err(e.to_string()),
+    // (a string that is not UTF-8 fails here, when the column is built)
+    if let Some(batch) = decoder.flush()? {
+        batches.push(batch);
     }
+    Ok(())
 }
 
 #[pymethods]
@@ -216,12 +246,36 @@ impl AvroArrowDecoder {
 
     /// `add_writer(id, writer_json, depth)`: frames of schema id `id` were written with this
     /// schema. Raises ValueError when `arrow-avro` cannot resolve it to the reader schema.
-    fn add_writer(&self, id: u32, writer_json: String, depth: usize) -> PyResult<()> {
+    #[pyo3(signature = (id, writer_json, depth, flat=None))]
+    fn add_writer(
+        &self,
+        id: u32,
+        writer_json: String,
+        depth: usize,
+        flat: Option<Vec<(String, String, Option<u8>)>>,
+    ) -> PyResult<()> {
+        let flat = match flat {
+            None => None,
+            Some(fields) => Some(
+                fields
+                    .into_iter()
+                    .map(|(name, kind, null_index)| {
+                        let kind = flat::Kind::parse(&kind)
+                            .ok_or_else(|| PyValueError::new_err(format!("not a flat field kind: {kind}")))?;
+                        if null_index.is_some_and(|n| n > 1) {
+                            return Err(PyValueError::new_err("a null index beyond a two-branch union"));
+                        }
+                        Ok(flat::FieldPlan { name, kind, null_index })
+                    })
+                    .collect::<PyResult<Vec<_>>>()?,
+            ),
+        };
+        let writer = Writer { json: writer_json, depth, flat };
         let reader = &self.reader;
-        let built = panics::catch(|| build(reader, id, &writer_json))
+        let built = panics::catch(|| build_row_decoder(reader, id, &writer))
             .map_err(|m| PyRuntimeError::new_err(format!("arrow-avro panicked: {m}")))?
             .map_err(PyValueError::new_err)?;
-        self.writers_mut()?.insert(id, Arc::new(Writer { json: writer_json, depth }));
+        self.writers_mut()?.insert(id, Arc::new(writer));
         if let Ok(mut d) = self.slots[0].lock() {
             d.insert(id, built);
         }

@@ -16,7 +16,7 @@ import pyarrow as pa
 from .._errors import SchemaMismatchError
 from ._shapes import AvroDuration, Enum, ListOf, MapOf, Plain, Shape, Struct, Union, Uuid
 
-__all__ = ["avro_shape", "self_contained", "NoColumnarShape"]
+__all__ = ["avro_shape", "self_contained", "named_types", "NoColumnarShape"]
 
 
 class NoColumnarShape(SchemaMismatchError):
@@ -100,10 +100,15 @@ def _branch_name(s: Any) -> str:
     return "union"
 
 
+def named_types(parsed: Any) -> Dict[str, Any]:
+    """The named types of a parsed (fastavro) schema by full name: a copy of its bookkeeping."""
+    return dict(parsed.get("__named_schemas", {})) if isinstance(parsed, dict) else {}
+
+
 def avro_shape(parsed: Any, max_depth: int = 64) -> Struct:
     """The columns of a parsed (fastavro) Avro schema: a record's fields, or for any other schema
     one column ``value``. Raises :class:`NoColumnarShape` for a recursive schema."""
-    named: Dict[str, Any] = dict(parsed.get("__named_schemas", {})) if isinstance(parsed, dict) else {}
+    named = named_types(parsed)
 
     def shape(s: Any, path: Tuple[str, ...]) -> Tuple[Shape, bool]:
         """(shape, nullable) of schema node ``s``; ``path``: the named types being defined."""
@@ -175,7 +180,7 @@ def avro_shape(parsed: Any, max_depth: int = 64) -> Struct:
 def self_contained(parsed: Any) -> str:
     """A parsed schema as one JSON document that defines every named type it uses (at its first
     use), without fastavro's bookkeeping keys: what the native decoder is given."""
-    named: Dict[str, Any] = dict(parsed.get("__named_schemas", {})) if isinstance(parsed, dict) else {}
+    named = named_types(parsed)
     defined: Set[str] = set()
 
     def walk(s: Any) -> Any:

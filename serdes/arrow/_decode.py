@@ -182,15 +182,9 @@ def _avro_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[
             return _with_native(_Direct(deser, avro_shape(own, deser._limits.max_schema_depth)), deser, own)
         latest = _latest(deser, ctxs[0] if ctxs else None)
         reader = latest if latest is not None else _one_writer(deser, payloads, ctxs)
-        # a reader the registry chose: its view is kept like a given one's (by its text), so a
+        # a reader the registry chose: its view is kept as a given one's is (by its text), so a
         # topic's batches share one view, its compiled decoders and its native decoder
-        views: Dict[Any, _View] = deser.__dict__.setdefault("_arrow_views", {})
-        key = _schema_text(reader)
-        found = views.get(key)
-        if found is None:
-            found = _avro_view(deser, reader, payloads, ctxs)
-            bounded_store(views, key, found, _MAX_VIEWS)
-        return found
+        return _cached_view(deser, reader, payloads, ctxs)
     if not isinstance(reader, Schema):
         reader = Schema(_schema_text(reader), "AVRO")
     parsed = deser._parse(reader, "reader")

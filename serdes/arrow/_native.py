@@ -28,20 +28,16 @@ import pyarrow as pa
 from .. import _native
 from .._cache import bounded_store
 from .._limits import Limits
-from ._avro import self_contained
+from ._avro import named_types, self_contained
 
 __all__ = ["NativeAvroColumns", "native_columns"]
 
 _log = logging.getLogger("serdes.arrow")
 
 
-def _named(parsed: Any) -> Dict[str, Any]:
-    return dict(parsed.get("__named_schemas", {})) if isinstance(parsed, dict) else {}
-
-
 def _walk_types(parsed: Any) -> List[Any]:
     """Every schema node of ``parsed`` once (named types at their definition)."""
-    named = _named(parsed)
+    named = named_types(parsed)
     seen: Set[str] = set()
     out: List[Any] = []
     stack = [parsed]
@@ -155,7 +151,7 @@ def _union_names_a_type(parsed: Any) -> bool:
     """Whether a union of several non-null branches has a branch that names a type defined
     elsewhere: arrow-avro 60 resolves such a branch to a reader schema wrongly (it reads none of the
     branch's bytes), so a writer that needs resolving keeps such schemas on the per-record path."""
-    named = _named(parsed)
+    named = named_types(parsed)
     for node in _walk_types(parsed):
         for child in _children(node):
             if isinstance(child, list) and sum(b != "null" for b in child) > 1 and any(
@@ -182,10 +178,10 @@ def _children(node: Dict[str, Any]) -> List[Any]:
     return [t]
 
 
-def _writer_refusal(writer: Any, reader: Any, limits: Limits) -> Optional[str]:
-    """Why frames of ``writer`` read as ``reader`` stay on the per-record path, or ``None``."""
-    wnamed, rnamed = _named(writer), _named(reader)
-    resolves = self_contained(writer) != self_contained(reader)
+def _writer_refusal(writer: Any, reader: Any, resolves: bool, limits: Limits) -> Optional[str]:
+    """Why frames of ``writer`` read as ``reader`` stay on the per-record path, or ``None``
+    (``resolves``: the two schemas differ, so the writer is resolved to the reader)."""
+    wnamed, rnamed = named_types(writer), named_types(reader)
     if _one_branch_union(reader):
         return "the reader schema has a union of one branch (arrow-avro keeps it a union, serdes its branch)"
     if resolves and (_union_names_a_type(writer) or _union_names_a_type(reader)):
@@ -274,12 +270,10 @@ def _flat_kind(s: Any) -> Optional[str]:
     return None
 
 
-def _flat_plan(writer: Any, reader: Any) -> Optional[List[Tuple[str, str, Optional[int]]]]:
-    """``[(field, kind, null index or None), ...]`` when ``writer`` is read as written and is a
-    record of primitive fields (or unions of ``null`` and one primitive); else ``None``."""
-    if self_contained(writer) != self_contained(reader) or not isinstance(writer, dict):
-        return None
-    if writer.get("type") not in ("record", "error") or not writer.get("fields"):
+def _flat_plan(writer: Any) -> Optional[List[Tuple[str, str, Optional[int]]]]:
+    """``[(field, kind, null index or None), ...]`` when ``writer`` (read as written) is a record of
+    primitive fields (or unions of ``null`` and one primitive); else ``None``."""
+    if not isinstance(writer, dict) or writer.get("type") not in ("record", "error") or not writer.get("fields"):
         return None
     plan: List[Tuple[str, str, Optional[int]]] = []
     for f in writer["fields"]:
@@ -299,12 +293,14 @@ class NativeAvroColumns:
     """The native decoder of one reader schema for one deserializer: writer schemas added as
     frames name them (at most ``cache_size``), each at most once."""
 
-    def __init__(self, mod: Any, reader: Any, target: pa.DataType, limits: Limits, cache_size: int) -> None:
+    def __init__(self, mod: Any, reader: Any, reader_json: str, target: pa.DataType, limits: Limits,
+                 cache_size: int) -> None:
         self._reader = reader
+        self._reader_json = reader_json  # self_contained(reader): what the extension is given
         self._target = target  # the reader shape's struct type: what the per-record path builds
         self._limits = limits
         self._cache_size = cache_size
-        self._dec = mod.AvroArrowDecoder(self_contained(reader), limits.max_items)
+        self._dec = mod.AvroArrowDecoder(reader_json, limits.max_items)
         self._decimals = any(n.get("logicalType") == "decimal" for n in _walk_types(reader))
         self._has_union = _has_union(target)
         self._writers: Dict[int, Optional[str]] = {}  # id -> None (added) or why it is refused
@@ -389,11 +385,13 @@ class NativeAvroColumns:
             writer = writer_of(sid)
         except Exception:  # the per-record path raises it, per record, typed
             return False
-        why = _writer_refusal(writer, self._reader, self._limits)
+        writer_json = self_contained(writer)
+        resolves = writer_json != self._reader_json
+        why = _writer_refusal(writer, self._reader, resolves, self._limits)
         if why is None:
             try:
-                flat = _flat_plan(writer, self._reader) if FLAT_RECORDS else None
-                self._dec.add_writer(sid, self_contained(writer), _depth(writer, _named(writer)), flat)
+                flat = _flat_plan(writer) if FLAT_RECORDS and not resolves else None
+                self._dec.add_writer(sid, writer_json, _depth(writer, named_types(writer)), flat)
             except ValueError as e:  # arrow-avro does not resolve it (the per-record path says why)
                 why = f"arrow-avro: {e}"
         if len(self._writers) >= self._cache_size:
@@ -414,6 +412,6 @@ def native_columns(deser: Any, reader: Any, target: pa.DataType) -> Optional[Nat
     key = self_contained(reader)
     found = cache.get(key)
     if found is None:
-        found = NativeAvroColumns(mod, reader, target, deser._limits, deser._cache_size)
+        found = NativeAvroColumns(mod, reader, key, target, deser._limits, deser._cache_size)
         bounded_store(cache, key, found, 16)
     return found

@@ -293,6 +293,8 @@ def deserialize_arrow(
     if type(threads) is not int or threads < 1:
         raise ValueError(f"threads must be a positive int, not {threads!r}")
     items = frames if type(frames) is list else list(frames)
+    if not items:
+        return _empty_batch(deser, reader_schema, metadata)
     # consumer messages or framed bytes, as the first record says; a mix raises -- checked here for
     # messages, and for frames where a value is not bytes (the native decoder scans them anyway)
     first = items[0] if items and items[0] is not None else next((x for x in items if x is not None), None)
@@ -374,6 +376,25 @@ def deserialize_arrow(
     if metadata:
         batch = _with_metadata(batch, metadata, [messages[i] for i in rows])
     return ArrowBatch(batch, failed, rows)
+
+
+def _empty_batch(deser: Any, reader_schema: Any, metadata: Sequence[str]) -> ArrowBatch:
+    """No records (an empty poll): the reader schema's columns when one is known without records
+    (given, or the deserializer's own), else none; and the metadata columns asked for."""
+    unknown = [m for m in metadata if m not in METADATA]
+    if unknown:
+        raise ValueError(f"unknown metadata columns {unknown}: choose from {METADATA}")
+    try:
+        shape: Optional[Struct] = _cached_view(deser, reader_schema, [], []).shape
+    except ValueError:  # the reader would come from the records (their writer schema)
+        shape = None
+    if shape is None:
+        batch = pa.RecordBatch.from_arrays([], names=[])
+    else:
+        batch = _record_batch(shape, shape.build([], ""))
+    if metadata:
+        batch = _with_metadata(batch, metadata, [])
+    return ArrowBatch(batch, [], None)
 
 
 def _record_failure(failed: List[Tuple[int, BaseException]], i: int, e: Exception, msg: Any, total: int) -> None:

@@ -411,6 +411,18 @@ def test_poll_arrow_uses_consume_and_raises_broker_errors() -> None:
     assert [r["offset"] for r in _pylist(batch)] == [0, 1, 2]
     assert poll_arrow(Consumer(), AvroDeserializer(client), max_messages=5, threads=2).num_rows == 5
 
+    class Idle:  # a poll before the group has its partitions, or after the last message
+        def consume(self, num_messages: int, timeout: float) -> List[Any]:
+            return []
+
+    empty = poll_arrow(Idle(), AvroDeserializer(client))
+    assert empty.num_rows == 0 and empty.schema.names == ["topic", "partition", "offset", "timestamp"]
+    shaped = poll_arrow(Idle(), AvroDeserializer(client), reader_schema=json.dumps(V2))
+    assert shaped.schema.names == ["id", "name", "email", "topic", "partition", "offset", "timestamp"]
+    assert pa.table(shaped).num_rows == 0
+    every = AvroDeserializer(client).deserialize_arrow([], reader_schema=json.dumps(ALL_TYPES))
+    assert every.schema.names == [f["name"] for f in ALL_TYPES["fields"]] and every.num_rows == 0
+
 
 # -- Protobuf -------------------------------------------------------------------------------------
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from .._errors import MissingToolError, ServerStartError
 from ._ports import free_port
-from ._process import DEFAULT_START_TIMEOUT, ManagedProcess
+from ._process import DEFAULT_START_TIMEOUT, ManagedProcess, child_argv
 
 __all__ = ["LocalPostgres", "find_postgres_bin"]
 
@@ -110,11 +110,9 @@ class LocalPostgres(ManagedProcess):
 
     def _tool(self, name: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         assert self.bin_dir is not None
-        ids = {} if self._owner is None else {"user": self._owner.pw_uid, "group": self._owner.pw_gid,
-                                             "extra_groups": []}
-        return subprocess.run(  # type: ignore[call-overload, no-any-return]
-            [str(self.bin_dir / name), *args], cwd=self.workdir, stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, timeout=timeout, **ids,
+        return subprocess.run(
+            child_argv([str(self.bin_dir / name), *args], run_as=self._run_as()),
+            cwd=self.workdir, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
         )
 
     def _prepare(self) -> None:

@@ -26,7 +26,7 @@ from ._maven import find_java
 
 __all__ = [
     "DEFAULT_START_TIMEOUT", "DEFAULT_STOP_TIMEOUT", "JavaServer", "ManagedProcess", "WorkDir",
-    "poll_until", "tail",
+    "child_argv", "poll_until", "tail",
 ]
 
 DEFAULT_START_TIMEOUT = 180.0
@@ -86,21 +86,42 @@ class WorkDir:
             shutil.rmtree(self.path, ignore_errors=True)
 
 
-def _parent_death_signal() -> Callable[[], None] | None:
-    """preexec_fn: ask Linux to SIGTERM the child if the parent thread dies (best effort)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
+# The child's start: no ``preexec_fn`` and no ``user=``/``group=`` on ``Popen``.  Either makes
+# Python start the child with fork() rather than vfork(), and fork() runs every library's
+# pthread_atfork child handler in the child: gRPC's (loaded by PyFlink and Beam in a test process
+# that ran a Flink job) can block there forever, before exec, so the server never starts and the
+# caller waits in Popen.  The child is therefore started through this tiny launcher -- a fresh,
+# single-threaded interpreter started with vfork() -- which switches user, asks Linux for the
+# parent-death signal, checks the parent is still there and execs the server (same pid).
+_LAUNCHER = """\
+import ctypes, os, signal, sys  # before the user switch: the new user may not read the stdlib
+uid, gid, parent, cmd = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]
+libc = ctypes.CDLL(None, use_errno=True)
+if gid >= 0:
+    os.setgroups([])
+    os.setgid(gid)
+if uid >= 0:
+    os.setuid(uid)
+if parent > 0:  # after the user switch, which clears the parent-death signal
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        sys.exit("serdes.testing launcher: the parent exited before the server started")
+os.execvp(cmd[0], cmd)
+"""
 
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    except OSError:
-        return None
 
-    def _set() -> None:
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-    return _set
+def child_argv(cmd: list[str], *, run_as: tuple[int, int] | None = None,
+               parent_death: bool = False) -> list[str]:
+    """The argv that starts ``cmd`` as ``run_as`` (``(uid, gid)``) and, with ``parent_death``,
+    SIGTERMed by Linux when the calling thread exits: ``cmd`` itself when neither is asked (or
+    off Linux), else ``cmd`` behind the launcher above.  Pass the result to ``Popen`` / ``run``
+    without ``preexec_fn``, ``user`` or ``group``."""
+    parent_death = parent_death and sys.platform.startswith("linux")
+    if run_as is None and not parent_death:
+        return list(cmd)
+    uid, gid = run_as if run_as is not None else (-1, -1)
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, str(uid), str(gid),
+            str(os.getpid() if parent_death else 0), *cmd]
 
 
 class ManagedProcess:
@@ -177,18 +198,17 @@ class ManagedProcess:
         self._prepare()
         self._launch_started = time.monotonic()
         self._stdout = open(self.stdout_file, "ab")
-        run_as = self._run_as()
-        ids: dict[str, object] = {} if run_as is None else {"user": run_as[0], "group": run_as[1], "extra_groups": []}
-        self._proc = subprocess.Popen(  # type: ignore[call-overload]
-            self._command(),
+        # the parent-death signal follows the thread that started the child: only the main
+        # thread lives as long as the process
+        on_main = threading.current_thread() is threading.main_thread()
+        self._proc = subprocess.Popen(
+            child_argv(self._command(), run_as=self._run_as(), parent_death=on_main),
             cwd=self._cwd(),
             env=self._environ(),
             stdin=subprocess.DEVNULL,
             stdout=self._stdout,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # own process group -> killpg on stop
-            preexec_fn=_parent_death_signal() if threading.current_thread() is threading.main_thread() else None,
-            **ids,
         )
         _LIVE.add(self)
 

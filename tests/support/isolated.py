@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import textwrap
@@ -32,13 +31,14 @@ def run_bounded(code: str, memory: int = CHILD_MEMORY, timeout: float = CHILD_TI
     """Run ``code`` in a child under ``RLIMIT_AS=memory``; returns its last stdout line as JSON plus
     ``returncode``. Raises ``AssertionError`` with the child's stderr when it printed nothing."""
 
-    def limit() -> None:  # runs in the child before exec
-        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-
+    # the child sets its own limit as its first statement: a preexec_fn would make Python fork()
+    # rather than vfork(), and in a test process that ran a PyFlink job gRPC's fork handler can
+    # block the forked child before exec (serdes/testing/_process.py, child_argv)
+    limit = f"import resource; resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))\n"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*map(str, CHILD_PATH), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout,
-        preexec_fn=limit, env=env, cwd=str(ROOT),
+        [sys.executable, "-c", limit + textwrap.dedent(code)], capture_output=True, text=True, timeout=timeout,
+        env=env, cwd=str(ROOT),
     )
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     assert lines, f"child exited {proc.returncode} without a result; stderr:\n{proc.stderr[-3000:]}"

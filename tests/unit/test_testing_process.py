@@ -4,6 +4,7 @@ the log tail in start-up errors, stop of the whole process group, kill, work dir
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -136,3 +137,59 @@ def test_ports():
         assert not _ports.port_free(taken)
         assert _ports.wait_port_free(taken, 0.2) is False
     assert _ports.wait_port_free(taken, 5) is True
+
+
+def test_child_argv_runs_the_command_itself_unless_a_user_or_parent_death_is_asked():
+    assert _process.child_argv(["java", "-version"]) == ["java", "-version"]
+    argv = _process.child_argv(["java", "-version"], run_as=(70, 71), parent_death=True)
+    assert argv[0] == sys.executable and argv[-5:] == ["70", "71", str(os.getpid()), "java", "-version"]
+
+
+def test_launcher_switches_user_and_sets_the_parent_death_signal(tmp_path):
+    import subprocess
+
+    probe = ["/bin/sh", "-c", 'echo "$(id -u) $(id -g) $(id -G) $PPID"']
+    # under root, a user that cannot read root's files (as postgres is run): the launcher must
+    # have all it needs before the switch
+    import pwd
+
+    uid, gid = (pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid) if os.getuid() == 0 \
+        else (os.getuid(), os.getgid())
+    out = subprocess.run(_process.child_argv(probe, run_as=(uid, gid), parent_death=True),
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    # no supplementary groups left (id -G lists the primary one only); the parent is this process
+    assert out.stdout.split() == [str(uid), str(gid), str(gid), str(os.getpid())]
+
+
+# A child started with fork() runs every pthread_atfork child handler before exec; gRPC's (loaded
+# with PyFlink) can block there for ever. Here a handler that blocks in pause() stands in for it:
+# the servers must still start, so nothing may start them with fork().
+_FORK_TRAP = r'''
+import ctypes, os, sys, time
+sys.path[:0] = [{root!r}, {tests!r}]
+libc = ctypes.CDLL("libc.so.6")
+# pthread_atfork itself is in glibc's static libc_nonshared; this is the exported function behind it
+libc["__register_atfork"](None, None, ctypes.cast(libc.pause, ctypes.c_void_p), None)
+from test_testing_process import _Child
+child = _Child({workdir!r}, start_timeout=60)
+child._run_as = lambda: (os.getuid(), os.getgid())   # the user switch postgres gets under root
+with child:
+    print("started", child.pid, flush=True)
+'''
+
+
+def test_servers_start_in_a_process_whose_fork_handlers_block(tmp_path):
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    code = _FORK_TRAP.format(root=str(root), tests=str(Path(__file__).parent), workdir=str(tmp_path / "w"))
+    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        stdout, stderr = proc.communicate(timeout=90)
+    except subprocess.TimeoutExpired as exc:  # what a fork() start does: the child never execs
+        os.killpg(proc.pid, signal.SIGKILL)   # with the forked child stuck in its handler
+        proc.communicate()
+        raise AssertionError("the server's start hung in a fork() child") from exc
+    assert proc.returncode == 0 and stdout.startswith("started"), stderr[-3000:]

@@ -46,19 +46,6 @@ def _log(msg: str) -> None:
     print(f"[cdc-demo] {msg}", flush=True)
 
 
-def _converter(v2_url: str) -> Dict[str, str]:
-    conf = {
-        "converter": "io.apicurio.registry.utils.converter.AvroConverter",
-        "converter.apicurio.registry.url": v2_url,
-        "converter.apicurio.registry.auto-register": "true",
-        "converter.apicurio.registry.find-latest": "true",
-        "converter.apicurio.registry.headers.enabled": "false",  # the id in the payload, not a header
-        "converter.apicurio.registry.as-confluent": "true",      # magic byte + 4-byte id
-        "converter.apicurio.registry.use-id": "contentId",       # the id the ccompat API serves
-    }
-    return {f"{side}.{k}": v for side in ("key", "value") for k, v in conf.items()}
-
-
 def _materialize(changes: List[Change]) -> Dict[int, Dict[str, Any]]:
     table: Dict[int, Dict[str, Any]] = {}
     for ch in changes:
@@ -95,7 +82,7 @@ def _rows_text(rows: List[Tuple[str, ...]]) -> List[str]:
 
 def run(timeout: float = 180.0) -> bool:
     """The whole demo; True when the materialized table equals ``SELECT *``."""
-    from serdes.testing import LocalKafkaConnect, LocalPostgres, fetch_cdc, local_servers
+    from serdes.testing import LocalKafkaConnect, LocalPostgres, debezium_postgres_config, fetch_cdc, local_servers
 
     run_id = uuid.uuid4().hex[:8]
     t0 = time.monotonic()
@@ -112,16 +99,8 @@ def run(timeout: float = 180.0) -> bool:
         for sql in _SNAPSHOT:
             pg.psql(sql)
         prefix, name = f"demo{run_id}", f"demo-pg-{run_id}"
-        v2_url = servers.registry_url.rstrip("/").removesuffix("/apis/ccompat/v7") + "/apis/registry/v2"
-        connect.create_connector(name, {
-            "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
-            "tasks.max": "1", "database.hostname": "127.0.0.1", "database.port": str(pg.port),
-            "database.user": pg.user, "database.password": "unused (trust)", "database.dbname": pg.database,
-            "topic.prefix": prefix, "plugin.name": "pgoutput", "slot.name": f"slot_{run_id}",
-            "slot.drop.on.stop": "true", "publication.name": f"pub_{run_id}",
-            "publication.autocreate.mode": "filtered", "table.include.list": f"public.{_TABLE}",
-            "snapshot.mode": "initial", **_converter(v2_url),
-        })
+        connect.create_connector(name, debezium_postgres_config(
+            pg, [_TABLE], run_id=run_id, topic_prefix=prefix, registry_url=servers.registry_url))
         stack.callback(connect.delete_connector, name)
         connect.wait_running(name)
         topic = f"{prefix}.public.{_TABLE}"

@@ -23,7 +23,7 @@ from ._flink_cluster import FlinkJobFailed, FlinkSubmitError, LocalFlinkCluster,
 from .._errors import ServerStartError
 from ._apicurio import LocalRegistry
 from ._kafka import LocalKafka
-from ._connect import ConnectorFailed, LocalKafkaConnect
+from ._connect import ConnectorFailed, LocalKafkaConnect, apicurio_v2_url, debezium_postgres_config
 from ._postgres import LocalPostgres
 from ._ports import free_port
 from ._servers import LocalServers, local_servers
@@ -37,6 +37,8 @@ __all__ = [
     "LocalKafkaConnect",
     "LocalPostgres",
     "ConnectorFailed",
+    "apicurio_v2_url",
+    "debezium_postgres_config",
     "LocalRegistry",
     "LocalServers",
     "MissingToolError",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 import urllib.error
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .._errors import ServerStartError
 from . import _maven
@@ -20,7 +20,55 @@ from ._http import http_json
 from ._ports import free_port
 from ._process import DEFAULT_START_TIMEOUT, JavaServer, poll_until
 
-__all__ = ["LocalKafkaConnect", "ConnectorFailed"]
+if TYPE_CHECKING:
+    from ._postgres import LocalPostgres
+
+__all__ = ["LocalKafkaConnect", "ConnectorFailed", "apicurio_v2_url", "debezium_postgres_config"]
+
+_CCOMPAT = "/apis/ccompat/v7"
+
+
+def apicurio_v2_url(registry_url: str) -> str:
+    """The Apicurio v2 API (what Apicurio's Kafka Connect converters talk to) of an Apicurio
+    registry given by its Confluent-compatible URL (``.../apis/ccompat/v7``)."""
+    url = registry_url.rstrip("/")
+    if not url.endswith(_CCOMPAT):
+        raise ValueError(f"Apicurio's Kafka Connect converters need an Apicurio registry; {registry_url} is not one")
+    return url[: -len(_CCOMPAT)] + "/apis/registry/v2"
+
+
+def debezium_postgres_config(
+    pg: LocalPostgres, tables: Iterable[str], *, run_id: str, topic_prefix: str, registry_url: str,
+    **overrides: str,
+) -> dict[str, str]:
+    """A Debezium PostgreSQL connector's config for ``tables`` (``public`` schema) of ``pg``:
+    ``pgoutput``, a replication slot and publication named after ``run_id`` (dropped with the
+    connector), snapshot then streaming, topics ``<topic_prefix>.public.<table>``; keys and values
+    through Apicurio's Avro converter writing the Confluent wire format (magic byte + 4-byte
+    content id in the payload, no headers), which ``registry_url``'s Confluent-compatible API
+    serves by that id.  ``overrides`` add or replace keys (e.g. ``skipped.operations``)."""
+    converter = {
+        "converter": "io.apicurio.registry.utils.converter.AvroConverter",
+        "converter.apicurio.registry.url": apicurio_v2_url(registry_url),
+        "converter.apicurio.registry.auto-register": "true",
+        "converter.apicurio.registry.find-latest": "true",
+        "converter.apicurio.registry.headers.enabled": "false",  # the id in the payload, not a header
+        "converter.apicurio.registry.as-confluent": "true",      # magic byte + 4-byte id
+        "converter.apicurio.registry.use-id": "contentId",       # the id the ccompat API serves
+    }
+    return {
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "tasks.max": "1",
+        "database.hostname": "127.0.0.1", "database.port": str(pg.port),
+        "database.user": pg.user, "database.password": "unused (trust)", "database.dbname": pg.database,
+        "topic.prefix": topic_prefix, "plugin.name": "pgoutput",
+        "slot.name": f"slot_{run_id}", "slot.drop.on.stop": "true",
+        "publication.name": f"pub_{run_id}", "publication.autocreate.mode": "filtered",
+        "table.include.list": ",".join(f"public.{t}" for t in tables),
+        "snapshot.mode": "initial",
+        **{f"{side}.{k}": v for side in ("key", "value") for k, v in converter.items()},
+        **overrides,
+    }
 
 _LOG4J2 = """<?xml version="1.0" encoding="UTF-8"?>
 <!-- written by serdes.testing -->

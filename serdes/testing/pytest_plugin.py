@@ -128,10 +128,12 @@ def postgres() -> Iterator[LocalPostgres]:
 def apicurio_v2_url(registry_url: str) -> str:
     """The session registry's Apicurio v2 API (what Apicurio's Kafka Connect converters talk to);
     the CDC tests skip on a registry that is not Apicurio."""
-    suffix = "/apis/ccompat/v7"
-    if not registry_url.rstrip("/").endswith(suffix):
-        pytest.skip(f"Apicurio's Kafka Connect converters need an Apicurio registry; {registry_url} is not one")
-    return registry_url.rstrip("/")[: -len(suffix)] + "/apis/registry/v2"
+    from ._connect import apicurio_v2_url as v2_url
+
+    try:
+        return v2_url(registry_url)
+    except ValueError as exc:
+        pytest.skip(str(exc))
 
 
 @pytest.fixture(scope="session")

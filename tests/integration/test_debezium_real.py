@@ -23,6 +23,7 @@ import pytest
 
 from serdes.avro import AvroDeserializer
 from serdes.cdc import UNAVAILABLE, Change, ChangeParser, Op, SemanticTypes
+from serdes.testing import debezium_postgres_config
 
 from tests.support.registry_client import registry_client
 
@@ -92,21 +93,6 @@ def _streaming(t: str, truncate: bool = True) -> List[Tuple[str, List[Tuple[Op, 
     return [st for st in statements if truncate or not st[0].startswith("TRUNCATE")]
 
 
-def _apicurio_converter(v2_url: str) -> Dict[str, str]:
-    """Apicurio's Avro converter writing the Confluent wire format: magic byte + 4-byte content id
-    in the payload (no headers), which the registry's Confluent-compatible API serves by that id."""
-    conf = {
-        "converter": "io.apicurio.registry.utils.converter.AvroConverter",
-        "converter.apicurio.registry.url": v2_url,
-        "converter.apicurio.registry.auto-register": "true",
-        "converter.apicurio.registry.find-latest": "true",
-        "converter.apicurio.registry.headers.enabled": "false",
-        "converter.apicurio.registry.as-confluent": "true",
-        "converter.apicurio.registry.use-id": "contentId",
-    }
-    return {f"{side}.{k}": v for side in ("key", "value") for k, v in conf.items()}
-
-
 class Captured:
     """What the pipeline produced for one table: the changes in order, and the parser."""
 
@@ -152,6 +138,7 @@ def _id(change: Change) -> Optional[int]:
 
 @pytest.fixture(scope="module")
 def pipeline(postgres, kafka_connect, kafka_bootstrap, registry_url, apicurio_v2_url):
+    # apicurio_v2_url: skips on a registry that is not Apicurio (its converters need one)
     from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
     run = uuid.uuid4().hex[:8]
@@ -172,21 +159,10 @@ def pipeline(postgres, kafka_connect, kafka_bootstrap, registry_url, apicurio_v2
 
     prefix = f"cdc{run}"
     name = f"pg-{run}"
-    config = {
-        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
-        "tasks.max": "1",
-        "database.hostname": "127.0.0.1", "database.port": str(postgres.port),
-        "database.user": postgres.user, "database.password": "unused (trust)",
-        "database.dbname": postgres.database,
-        "topic.prefix": prefix, "plugin.name": "pgoutput",
-        "slot.name": f"slot_{run}", "slot.drop.on.stop": "true",
-        "publication.name": f"pub_{run}", "publication.autocreate.mode": "filtered",
-        "table.include.list": ",".join(f"public.{t}" for t in tables.values()),
-        "snapshot.mode": "initial",
-        "skipped.operations": "none",          # the default skips truncates
-        "provide.transaction.metadata": "true",
-        **_apicurio_converter(apicurio_v2_url),
-    }
+    config = debezium_postgres_config(postgres, tables.values(), run_id=run, topic_prefix=prefix,
+                                      registry_url=registry_url, **{
+                                          "skipped.operations": "none",   # the default skips truncates
+                                          "provide.transaction.metadata": "true"})
     client = registry_client(registry_url)
     deserialize = AvroDeserializer(client)
     types = SemanticTypes(client)

@@ -478,9 +478,17 @@ class LocalFlinkCluster:
         return int(info.get("counts", {}).get("completed", 0))
 
     def restarts(self, job_id: str) -> int:
-        """How many times the job restarted (the ``numRestarts`` job metric)."""
+        """How many times the job restarted: the ``numRestarts`` job metric, or the highest
+        subtask attempt number in the execution graph when that is higher.  The metric is served
+        through the JobManager's metric fetcher, which on a loaded machine can lag or come back
+        empty; the attempt numbers come from the job's own execution graph."""
         got = self.rest(f"/jobs/{job_id}/metrics?get=numRestarts") or []
-        return int(float(got[0]["value"])) if got else 0
+        metric = int(float(got[0]["value"])) if got else 0
+        attempts = 0
+        for vertex in self.job(job_id)["vertices"]:
+            detail = self.rest(f"/jobs/{job_id}/vertices/{vertex['id']}")
+            attempts = max([attempts, *(int(sub.get("attempt", 0)) for sub in detail.get("subtasks", []))])
+        return max(metric, attempts)
 
     def cancel(self, job_id: str, timeout: float = 60.0) -> None:
         """Cancel the job and wait until it is in a terminal state (its slots are released)."""

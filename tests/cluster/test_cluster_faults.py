@@ -48,7 +48,13 @@ def test_taskmanager_killed_mid_job(flink_cluster, cluster_jars, kafka_bootstrap
         killed = True
         deadline = time.monotonic() + 120
         while flink_cluster.restarts(job) < 1:
-            assert time.monotonic() < deadline, "the job did not restart after the TaskManager died"
+            if time.monotonic() > deadline:
+                ov = flink_cluster.overview()
+                raise AssertionError(
+                    f"the job did not restart in 120 s after {victim} died: job "
+                    f"{flink_cluster.job(job)['state']}, {ov.get('taskmanagers')} TaskManagers, "
+                    f"subtasks on {flink_cluster.job_taskmanagers(job)}; last failure:\n"
+                    f"{flink_cluster.job_exception(job)[-3000:]}")
             time.sleep(1)
         # the surviving TaskManager's 2 slots are enough for parallelism 2
         flink_cluster.wait_for_job(job, "RUNNING", running_tasks=True)

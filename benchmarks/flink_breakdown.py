@@ -25,10 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._results import servers, write_results  # noqa: E402
+
 from pyflink.common import Types  # noqa: E402
 from pyflink.datastream import KeyedProcessFunction  # noqa: E402
 
-from benchmarks.flink_e2e import TOTAL_AVRO, DictTotals, dict_customer, produce, servers  # noqa: E402
+from benchmarks.flink_e2e import TOTAL_AVRO, DictTotals, dict_customer, produce  # noqa: E402
 from benchmarks.flink_transport import discarding_sink  # noqa: E402
 from serdes import flink as sf  # noqa: E402
 
@@ -92,9 +94,6 @@ def main(argv=None):
             print(args.mode, v, times[v], flush=True)
     out = {"benchmark": "flink_breakdown", "records": n, "mode": args.mode, "cpus": os.cpu_count(),
            "config": {"python.fn-execution.bundle.size": sf.DEFAULT_BUNDLE_SIZE, **config}, "seconds": times}
-    d = Path(args.out)
-    d.mkdir(parents=True, exist_ok=True)
-    (d / f"flink_breakdown_{args.mode}.json").write_text(json.dumps(out, indent=2) + "\n")
     md = [f"# flink_breakdown ({args.mode} mode)", "",
           f"{n:,} Avro records, parallelism 1, {os.cpu_count()} CPUs; wall time per job incl. ~2-4 s start-up; "
           f"config {json.dumps(out['config'])}.", "",
@@ -104,8 +103,7 @@ def main(argv=None):
         added = "" if prev is None else f"{(times[v] - times[prev]) / n * 1e6:,.0f}"
         md.append(f"| {v} | {times[v]} | {added} |")
         prev = v
-    (d / f"flink_breakdown_{args.mode}.md").write_text("\n".join(md) + "\n")
-    print(json.dumps(out, indent=2))
+    write_results(args.out, f"flink_breakdown_{args.mode}", out, md)
 
 
 if __name__ == "__main__":

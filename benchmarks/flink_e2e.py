@@ -82,6 +82,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._results import servers, write_results  # noqa: E402
+
 from pyflink.common import Types, WatermarkStrategy  # noqa: E402
 from pyflink.common.serialization import ByteArraySchema  # noqa: E402
 from pyflink.common import Row  # noqa: E402
@@ -624,18 +626,6 @@ def run_job(spec_json):
     env.execute(f"e2e-{kind}-{spec['fmt']}-{spec['mode']}")
 
 
-def servers(stack: contextlib.ExitStack, bootstrap=None, registry=None):
-    """``(bootstrap, registry)``: the given ones, else $SERDES_TEST_BOOTSTRAP/$SERDES_TEST_REGISTRY_URL,
-    else local servers (serdes.testing) started on ``stack``."""
-    bootstrap = bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
-    registry = registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
-    if not (bootstrap and registry):
-        from serdes.testing import local_servers
-        s = stack.enter_context(local_servers())
-        bootstrap, registry = s.bootstrap_servers, s.registry_url
-    return bootstrap, registry
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--records", type=int, default=40_000)
@@ -734,9 +724,6 @@ def main(argv=None):
            "load_average": [round(x, 2) for x in os.getloadavg()], "modes": modes, "repeats": args.repeats,
            "config": {"python.fn-execution.bundle.size": sf.DEFAULT_BUNDLE_SIZE, **CONFIG}, "results": results,
            "targets": {"kafka-keyed": ">= 2.5x baseline", "value-keyed": ">= 1.8x baseline", "field-keyed": ">= 1.8x baseline (a value-keyed job)"}}
-    d = Path(args.out)
-    d.mkdir(parents=True, exist_ok=True)
-    (d / f"{args.name}.json").write_text(json.dumps(out, indent=2) + "\n")
     md = ["# flink_e2e", "",
           f"Kafka -> decode -> keyed ValueState running total per customer -> encode -> Kafka; "
           f"apache-flink {out['apache_flink']}, N={n:,} records, 97 keys, parallelism 1 (records/s = per slot), {out['where']}, "
@@ -759,8 +746,7 @@ def main(argv=None):
                   f"{ratio} | {r['net_runtime_s']} | {r.get('cpu_us_per_record', '')} | "
                   + (f"**{r['cpu_speedup']}x** ({', '.join(str(x) for x in r['cpu_speedup_per_repeat'])})"
                      if "cpu_speedup" in r else "") + " |")
-    (d / f"{args.name}.md").write_text("\n".join(md) + "\n")
-    print(json.dumps(out, indent=2))
+    write_results(args.out, args.name, out, md)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ Writes benchmarks/results/flink_key_change.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import statistics
 import sys
@@ -26,6 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._results import write_results  # noqa: E402
 
 
 def per_record_us(fast: bool, n_states: int, records: int, keys: int = 97) -> float:
@@ -76,17 +77,13 @@ def main() -> None:
                      "serdes_all": [round(x, 2) for x in samples[(True, n)]]})
     meta = {"records": args.records, "repeats": args.repeats, "keys": 97, "apache_flink": _pyflink.pyflink_version(),
             "python": platform.python_version()}
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "flink_key_change.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2))
     lines = ["# flink_key_change", "", f"{meta}", "",
              "| registered states | PyFlink's set_current_key µs/record | serdes' µs/record | ratio | all (PyFlink / serdes) |",
              "|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['states']} | {r['pyflink_us']} | {r['serdes_us']} | {r['ratio']}x | "
                      f"{r['pyflink_all']} / {r['serdes_all']} |")
-    (out / "flink_key_change.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_results(args.out, "flink_key_change", {"meta": meta, "rows": rows}, lines)
 
 
 if __name__ == "__main__":

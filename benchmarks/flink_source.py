@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import platform
 import sys
@@ -29,11 +28,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._results import servers, write_results  # noqa: E402
+
 from pyflink.common import Types  # noqa: E402
 
 from serdes import flink as sf  # noqa: E402
 
-from benchmarks.flink_e2e import produce, servers  # noqa: E402
+from benchmarks.flink_e2e import produce  # noqa: E402
 from benchmarks.flink_transport import discarding_sink  # noqa: E402
 
 
@@ -104,9 +105,6 @@ def main(argv=None):
             print(kind, results[kind], flush=True)
     out = {"benchmark": "flink_source", "records": n, "small": n0, "cpus": os.cpu_count(),
            "python": platform.python_version(), "results": results}
-    d = Path(args.out)
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "flink_source.json").write_text(json.dumps(out, indent=2) + "\n")
     md = ["# flink_source", "",
           f"Kafka -> rows with coordinates + headers -> Python Avro decode -> discard; N={n:,}, N0={n0:,}, "
           f"parallelism 1, process mode, {os.cpu_count()} CPUs.", "",
@@ -115,8 +113,7 @@ def main(argv=None):
                         ("table", "Kafka table connector, raw format + metadata, to_data_stream")):
         r = results[kind]
         md.append(f"| {label} | {r['seconds']} | {r['seconds_small']} | {r['records_per_s_marginal']:,} |")
-    (d / "flink_source.md").write_text("\n".join(md) + "\n")
-    print(json.dumps(out, indent=2))
+    write_results(args.out, "flink_source", out, md)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ Writes benchmarks/results/flink_transport.{json,md}.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -32,6 +31,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._results import write_results  # noqa: E402
 
 from pyflink.common import Types  # noqa: E402
 from pyflink.datastream import FlatMapFunction, MapFunction  # noqa: E402
@@ -164,9 +165,6 @@ def main(argv=None):
         "coder_micro": micro,
         "target": "transport cost ours/pickle <= 0.3",
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "flink_transport.json").write_text(json.dumps(result, indent=2) + "\n")
     md = [
         "# flink_transport",
         "",
@@ -198,8 +196,7 @@ def main(argv=None):
         f"| {micro['cloudpickle_ns']:,} ns | {micro['protobuf_bytes_ns']:,} ns | **{micro['ratio']}** |",
         "",
     ]
-    (out / "flink_transport.md").write_text("\n".join(md))
-    print(json.dumps(result, indent=2))
+    write_results(args.out, "flink_transport", result, md)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._results import servers, write_results  # noqa: E402
+
 from confluent_kafka import Consumer  # noqa: E402
 from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
 from confluent_kafka.schema_registry.avro import AvroSerializer as ConfluentAvroSerializer  # noqa: E402
@@ -186,16 +188,6 @@ def check_same_output(fmt: str, registry: str, topic: str, frames: List[bytes]) 
     assert got["quix"] == got["serdes"], f"{fmt}: the lanes wrote different bytes"
 
 
-def servers(stack: contextlib.ExitStack, bootstrap: Optional[str], registry: Optional[str]) -> Tuple[str, str]:
-    bootstrap = bootstrap or os.environ.get("SERDES_TEST_BOOTSTRAP")
-    registry = registry or os.environ.get("SERDES_TEST_REGISTRY_URL")
-    if not (bootstrap and registry):
-        from serdes.testing import local_servers
-        s = stack.enter_context(local_servers())
-        bootstrap, registry = s.bootstrap_servers, s.registry_url
-    return bootstrap, registry
-
-
 def _wait_for_topic(bootstrap: str, topic: str) -> None:
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": "bench-meta"})
     try:
@@ -259,9 +251,6 @@ def main(argv: Optional[List[str]] = None) -> None:
         "seconds": round(time.time() - started, 1),
         "results": results,
     }
-    d = Path(args.out)
-    d.mkdir(parents=True, exist_ok=True)
-    (d / "quix_app.json").write_text(json.dumps(out, indent=2) + "\n")
     v = out["versions"]
     md = [
         "# quix_app", "",
@@ -282,8 +271,7 @@ def main(argv: Optional[List[str]] = None) -> None:
         a, s = r["app_records_per_s_median"], r["serde_ns_per_record_median"]
         md.append(f"| {fmt} | {a['quix']:,} | {a['serdes']:,} | {r['app_speedup_serdes_vs_quix']}x | "
                   f"{s['quix']:,} | {s['serdes']:,} | {r['serde_ratio_serdes_over_quix']} |")
-    (d / "quix_app.md").write_text("\n".join(md) + "\n")
-    print("\n".join(md))
+    write_results(args.out, "quix_app", out, md)
 
 
 if __name__ == "__main__":

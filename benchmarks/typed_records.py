@@ -38,6 +38,8 @@ from typing import Any, Callable, Dict, List, NamedTuple, Optional
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks._results import write_results  # noqa: E402
+
 from confluent_kafka.schema_registry import SchemaRegistryClient  # noqa: E402
 from confluent_kafka.schema_registry import avro as c_avro  # noqa: E402
 from confluent_kafka.schema_registry import json_schema as c_json  # noqa: E402
@@ -194,11 +196,7 @@ def main(argv: Optional[List[str]] = None) -> None:
     p.add_argument("--out-dir", default=str(ROOT / "benchmarks" / "results"))
     args = p.parse_args(argv)
     report = run(args.repeats, args.records)
-    out = Path(args.out_dir)
-    (out / "typed_records.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
-    md = markdown(report)
-    (out / "typed_records.md").write_text(md)
-    print(md)
+    write_results(args.out_dir, "typed_records", report, [markdown(report)])
 
 
 if __name__ == "__main__":

@@ -100,7 +100,9 @@ class Struct(Shape):
         #: the columns of a schema that is not a record: its one column ``value`` holds the value
         self.wrapped = wrapped
         self.plain = not strict and all(s.plain for _, s, _ in self.fields)
-        self.plain_out = not omit_null and all(s.plain_out for _, s, _ in self.fields)
+        # never: a struct is converted column by column (pyarrow's StructArray.to_pylist builds
+        # each row through a scalar's Mapping protocol, about 3x slower for a 10-field record)
+        self.plain_out = False
         self.type = pa.struct([pa.field(n, s.type, nullable) for n, s, nullable in self.fields])
         self._names = frozenset(n for n, _, _ in self.fields)
         self._strict_plain = strict and all(s.plain for _, s, _ in self.fields)
@@ -157,8 +159,6 @@ class Struct(Shape):
         return pa.StructArray.from_arrays(self.children(values, path), fields=list(self.type), mask=mask)
 
     def to_python(self, arr: pa.Array) -> List[Any]:
-        if self.plain_out:
-            return list(arr.to_pylist())
         cols = [shape.to_python(_field(arr, i)) for i, (_, shape, _) in enumerate(self.fields)]
         names = [n for n, _, _ in self.fields]
         valid = arr.is_valid().to_pylist()

@@ -9,7 +9,10 @@
 
 The row type is the envelope's ``after`` type (Avro ``Value`` record, JSON Schema ``after``
 object, Protobuf ``after`` message), fixed when the job is built, plus optional metadata columns
-taken from ``source`` and the envelope.  Envelope rules and errors are :mod:`serdes.cdc`'s.
+taken from ``source`` and the envelope.  Envelope rules and errors are :mod:`serdes.cdc`'s; with
+``semantic_types`` (Avro) the columns of Debezium / Connect semantic types get Flink's DATE, TIME,
+TIMESTAMP, TIMESTAMP_LTZ, DECIMAL types and values by ``serdes.cdc.SemanticTypes``' rules
+(:mod:`serdes.flink._semantic`).
 """
 
 from __future__ import annotations
@@ -762,6 +765,21 @@ def read_debezium(
     ``schema_str``, else the latest version of ``<first topic>-value`` in the registry, fetched
     now and then used as the reader schema (so older and newer writer versions decode by the
     format's evolution rules and always fit the row type).  All topics must share that row type.
+
+    ``semantic_types`` (default ``True``; Avro envelopes): the columns whose schema carries a
+    Debezium / Kafka Connect semantic type (``connect.name``) get the Flink type it means --
+    ``io.debezium.time.Date`` DATE, ``Time``/``MicroTime``/``NanoTime`` TIME (milliseconds: Flink's
+    TIME holds no more; a value with sub-millisecond digits is a ``ColumnValueError``),
+    ``Timestamp``/``MicroTimestamp``/``NanoTimestamp`` TIMESTAMP(9) (``LocalTimeTypeInfo``),
+    ``ZonedTimestamp`` TIMESTAMP_LTZ(9) (``Types.INSTANT()``), ``VariableScaleDecimal`` and Connect's
+    ``Decimal`` DECIMAL(38, 18) (values beyond it are ``ColumnValueError``s); ``Uuid``, ``Json``,
+    ``Enum``, ``ZonedTime`` ... stay STRING, ``MicroDuration`` BIGINT microseconds, ``Bits`` BYTES,
+    validated -- with the values ``serdes.cdc.SemanticTypes`` gives, by its rules (docs/cdc.md,
+    "Semantic types").  An unknown semantic type, a value its type cannot hold, a writer schema giving
+    a column another semantic type than the job's row type are ``ColumnValueError``s naming the
+    column, following ``on_error``.  A JSON Schema envelope with semantic types is refused (``ValueError``;
+    ``SemanticTypes`` reads Avro only); Protobuf envelopes keep their physical types.
+    ``semantic_types=False``: the physical values (an INT of days, a BIGINT of microseconds, ...).
 
     ``key``: the key deserializer; needed for deletes without ``before`` in upsert mode.
     ``metadata``: extra columns after the table's, from :data:`METADATA_COLUMNS` (``db``,

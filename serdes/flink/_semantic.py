@@ -102,15 +102,15 @@ def _connect_decimal(params: Mapping[str, Any]) -> TypeInformation:
 #: ``SemanticTypes`` validated), the Flink type for docs/cdc.md)
 FLINK_TYPES: Dict[str, Tuple[Callable[[Mapping[str, Any]], TypeInformation], Optional[Adapter], str]] = {
     "io.debezium.time.Date": (lambda p: _local_date(), _same, "DATE"),
-    "io.debezium.time.Time": (lambda p: _local_time(), _millisecond_time, "TIME (ms)"),
-    "io.debezium.time.MicroTime": (lambda p: _local_time(), _millisecond_time, "TIME (ms)"),
-    "io.debezium.time.NanoTime": (lambda p: _local_time(), _millisecond_time, "TIME (ms)"),
+    "io.debezium.time.Time": (lambda p: _local_time(), _millisecond_time, "TIME, ms"),
+    "io.debezium.time.MicroTime": (lambda p: _local_time(), _millisecond_time, "TIME, ms"),
+    "io.debezium.time.NanoTime": (lambda p: _local_time(), _millisecond_time, "TIME, ms"),
     "io.debezium.time.ZonedTime": (lambda p: Types.STRING(), None, "STRING"),
     "io.debezium.time.Timestamp": (lambda p: _local_date_time(), _naive_utc, "TIMESTAMP(9)"),
     "io.debezium.time.MicroTimestamp": (lambda p: _local_date_time(), _naive_utc, "TIMESTAMP(9)"),
     "io.debezium.time.NanoTimestamp": (lambda p: _local_date_time(), _naive_utc, "TIMESTAMP(9)"),
     "io.debezium.time.ZonedTimestamp": (lambda p: Types.INSTANT(), _instant, "TIMESTAMP_LTZ(9)"),
-    "io.debezium.time.MicroDuration": (lambda p: Types.LONG(), None, "BIGINT (µs)"),
+    "io.debezium.time.MicroDuration": (lambda p: Types.LONG(), None, "BIGINT µs"),
     "io.debezium.time.Year": (lambda p: Types.INT(), None, "INT"),
     "io.debezium.time.Interval": (lambda p: Types.STRING(), None, "STRING"),
     "io.debezium.data.VariableScaleDecimal": (lambda p: _decimal(), _same, "DECIMAL(38, 18)"),
@@ -123,7 +123,7 @@ FLINK_TYPES: Dict[str, Tuple[Callable[[Mapping[str, Any]], TypeInformation], Opt
     "io.debezium.data.Ltree": (lambda p: Types.STRING(), None, "STRING"),
     "io.debezium.data.Bits": (lambda p: bytes_type(), None, "BYTES"),
     "org.apache.kafka.connect.data.Date": (lambda p: _local_date(), _same, "DATE"),
-    "org.apache.kafka.connect.data.Time": (lambda p: _local_time(), _millisecond_time, "TIME (ms)"),
+    "org.apache.kafka.connect.data.Time": (lambda p: _local_time(), _millisecond_time, "TIME, ms"),
     "org.apache.kafka.connect.data.Timestamp": (lambda p: _local_date_time(), _naive_utc, "TIMESTAMP(9)"),
 }
 

@@ -437,3 +437,15 @@ def test_hostile_schemas_are_bounded():
         sf.debezium_row_type(sf.avro(REG, ss.envelope_schema([("deep", deep)])), TOPIC)
     # the physical row type does not walk semantic types: the same schema builds without them
     sf.debezium_row_type(sf.avro(REG, ss.envelope_schema([("deep", deep)])), TOPIC, semantic_types=False)
+
+
+def test_the_documented_table_gives_each_flink_type():
+    """docs/cdc.md's mapping table: the read_debezium column of each semantic type's row starts with
+    its Flink type (then the semantic_types=False type in parentheses)."""
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "cdc.md").read_text()
+    rows = {line.split("`")[1]: line for line in doc.splitlines() if line.startswith("| `")}
+    for name, (_, _, flink) in FLINK_TYPES.items():
+        last = rows[name].rstrip(" |").rsplit(" | ", 1)[1]
+        assert last.startswith(f"{flink} (") and last.endswith(")"), (name, last)

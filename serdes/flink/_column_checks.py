@@ -23,6 +23,7 @@ import math
 from typing import Any, Callable, List, Optional, Tuple
 
 from pyflink.common import Row
+from pyflink.common.time import Instant
 from pyflink.common.typeinfo import (
     BasicArrayTypeInfo,
     BasicType,
@@ -278,8 +279,6 @@ class _Instant(_Checker):
     def __call__(self, v: Any) -> Any:
         if v is None:
             return None
-        from pyflink.common.time import Instant
-
         if not isinstance(v, Instant):
             raise self.fail(f"a {_type_name(v)} is not an Instant (TIMESTAMP_LTZ)")
         if type(v.seconds) is not int or type(v.nanos) is not int or not 0 <= v.nanos < 1_000_000_000 \

@@ -21,7 +21,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple
 
 from ._errors import ColumnValueError, RecordLocation
 
-__all__ = ["UNAVAILABLE", "PLACEHOLDER", "RowConverter", "placeholder_columns", "row_converters", "SEMANTIC_TYPES"]
+__all__ = ["UNAVAILABLE", "PLACEHOLDER", "RowConverter", "placeholder_columns", "row_converters", "SEMANTIC_TYPES",
+           "SEMANTIC_PREFIXES", "SemanticValueError", "is_semantic_name", "unscaled_digits"]
 
 #: Debezium's default ``unavailable.value.placeholder``
 PLACEHOLDER = "__debezium_unavailable_value"
@@ -62,6 +63,11 @@ Conv = Callable[[Any], Any]
 
 class _Bad(Exception):
     """A value its semantic type cannot be; the caller adds the column and the location."""
+
+
+#: what a converter of :data:`SEMANTIC_TYPES` raises for a value its type cannot be (the message
+#: names the type and the value, not the column: the caller adds that, and the record's location)
+SemanticValueError = _Bad
 
 
 def _int(v: Any, what: str) -> int:
@@ -212,13 +218,13 @@ def _connect_decimal(params: Mapping[str, Any]) -> Conv:
 
     def conv(v: Any) -> Any:
         d = v if isinstance(v, Decimal) else _unscaled(v, scale, name)
-        if precision is not None and d.is_finite() and _unscaled_digits(d, scale) > precision:
+        if precision is not None and d.is_finite() and unscaled_digits(d, scale) > precision:
             raise _Bad(f"{name} {d} does not fit its declared decimal({precision}, {scale})")
         return d
     return conv
 
 
-def _unscaled_digits(d: Decimal, scale: int) -> int:
+def unscaled_digits(d: Decimal, scale: int) -> int:
     """Digits of ``d``'s unscaled value at ``scale`` (``12.3400`` at scale 2: 1234, 4 digits);
     a nonzero digit beyond the scale counts as too many.  Exact: no decimal context involved (a
     Flink DECIMAL(38, 18) column hands back ``12.340000000000000000`` for a ``numeric(10,2)``)."""
@@ -311,8 +317,14 @@ SEMANTIC_TYPES: Dict[str, Tuple[Callable[[Mapping[str, Any]], Conv], str]] = {
     "org.apache.kafka.connect.data.Timestamp": (lambda p: _same, "datetime.datetime (UTC)"),
 }
 
-# connect.name namespaces that mean a semantic type (other connect.name values name records)
-_SEMANTIC_PREFIXES = ("io.debezium.time.", "io.debezium.data.", "org.apache.kafka.connect.data.")
+#: connect.name namespaces that mean a semantic type (other connect.name values name records)
+SEMANTIC_PREFIXES = ("io.debezium.time.", "io.debezium.data.", "org.apache.kafka.connect.data.")
+
+
+def is_semantic_name(name: Any) -> bool:
+    """Whether a ``connect.name`` (or a JSON Schema ``title``) names a semantic type -- one of
+    :data:`SEMANTIC_TYPES` or an unknown one in a Debezium / Connect namespace."""
+    return isinstance(name, str) and name.startswith(SEMANTIC_PREFIXES)
 
 _NULL_TYPES = ("null",)
 
@@ -322,6 +334,7 @@ class _Walker:
 
     def __init__(self) -> None:
         self.names: Dict[str, Any] = {}
+        self.found: List[str] = []  # the semantic types met so far, in walk order
 
     def _register(self, schema: Mapping[str, Any], namespace: str) -> str:
         name = str(schema.get("name", ""))
@@ -377,8 +390,10 @@ class _Walker:
 
     def _semantic(self, schema: Mapping[str, Any]) -> Optional[Conv]:
         name = schema.get("connect.name")
-        if not isinstance(name, str) or not name.startswith(_SEMANTIC_PREFIXES):
+        if not is_semantic_name(name):
             return None
+        assert isinstance(name, str)
+        self.found.append(name[:128])
         rule = SEMANTIC_TYPES.get(name)
         params = schema.get("connect.parameters")
         params = params if isinstance(params, Mapping) else {}
@@ -388,14 +403,20 @@ class _Walker:
             return unknown
         return rule[0](params)
 
-    def fields(self, record: Mapping[str, Any], namespace: str, depth: int) -> Dict[str, Conv]:
+    def fields(self, record: Mapping[str, Any], namespace: str, depth: int,
+               signatures: Optional[Dict[str, Tuple[str, ...]]] = None) -> Dict[str, Conv]:
+        """The converters of ``record``'s fields that have one; ``signatures`` (when given) gets
+        each field's semantic types, in walk order (``()``: none)."""
         out: Dict[str, Conv] = {}
         fields = record.get("fields")
         if not isinstance(fields, list):
             return out
         for f in fields:
             if isinstance(f, Mapping) and isinstance(f.get("name"), str):
+                mark = len(self.found)
                 c = self.conv(f.get("type"), namespace, depth + 1)
+                if signatures is not None:
+                    signatures[f["name"]] = tuple(self.found[mark:])
                 if c is not None:
                     out[f["name"]] = c
         return out
@@ -448,14 +469,20 @@ def placeholder_columns(row: Optional[Mapping[str, Any]], placeholder: str = PLA
 
 
 class RowConverter:
-    """The converters of one row schema (``Value`` or ``Key``): :meth:`convert` returns a new dict."""
+    """The converters of one row schema (``Value`` or ``Key``): :meth:`convert` returns a new dict.
 
-    __slots__ = ("columns", "placeholder", "_raw", "_decimals")
+    ``signatures``: each column's semantic types (``connect.name``s in the column's schema, in
+    walk order; ``()`` for a column without one): two schemas read a column alike when its
+    signatures are equal (``read_debezium`` compares each writer schema's with its row type's)."""
+
+    __slots__ = ("columns", "placeholder", "signatures", "_raw", "_decimals")
 
     def __init__(self, columns: Dict[str, Conv], placeholder: Optional[str] = PLACEHOLDER,
-                 decimal_scales: Optional[Mapping[str, int]] = None) -> None:
+                 decimal_scales: Optional[Mapping[str, int]] = None,
+                 signatures: Optional[Dict[str, Tuple[str, ...]]] = None) -> None:
         self.columns = columns
         self.placeholder = placeholder
+        self.signatures: Dict[str, Tuple[str, ...]] = signatures or {}
         self._raw = placeholder.encode() if placeholder is not None else b""
         self._decimals: Dict[str, Decimal] = {}
         if placeholder is not None:
@@ -529,12 +556,13 @@ def row_converters(schema: Any, placeholder: Optional[str] = PLACEHOLDER) -> Tup
                     break
         if row is not schema:
             ns = walker._register(row, ns)
-        columns = walker.fields(row, ns, 1)
+        signatures: Dict[str, Tuple[str, ...]] = {}
+        columns = walker.fields(row, ns, 1, signatures)
     except _Bad as exc:
         raise ColumnValueError(f"writer schema: {exc}") from None
     fields = [f for f in row.get("fields") or [] if isinstance(f, Mapping) and isinstance(f.get("name"), str)]
     scales = {f["name"]: s for f in fields if (s := _decimal_scale(f.get("type"))) is not None}
-    return RowConverter(columns, placeholder, scales), [f["name"] for f in fields]
+    return RowConverter(columns, placeholder, scales, signatures), [f["name"] for f in fields]
 
 
 def _decimal_scale(schema: Any) -> Optional[int]:

@@ -23,12 +23,14 @@ import math
 from typing import Any, Callable, List, Optional, Tuple
 
 from pyflink.common import Row
+from pyflink.common.time import Instant
 from pyflink.common.typeinfo import (
     BasicArrayTypeInfo,
     BasicType,
     BasicTypeInfo,
     DateTypeInfo,
     ListTypeInfo,
+    LocalTimeTypeInfo,
     MapTypeInfo,
     ObjectArrayTypeInfo,
     PrimitiveArrayTypeInfo,
@@ -38,6 +40,7 @@ from pyflink.common.typeinfo import (
     TypeInformation,
 )
 
+from .._cdc_types import unscaled_digits
 from .._errors import ColumnValueError
 
 __all__ = ["Check", "column_checks", "value_check", "declare_decimal", "FLOAT32_MAX"]
@@ -204,7 +207,9 @@ class _Decimal(_Checker):
             raise self.fail(f"the decimal's exponent {exp} is outside what DECIMAL can hold")
         if self.declared is not None and v:
             precision, scale = self.declared
-            if -exp > scale or len(digits) + exp > precision - scale:
+            # trailing zeros below the scale are no digits (1.500 fits decimal(2, 1): Flink's
+            # DECIMAL(p, s) sets the scale exactly); a nonzero digit below it never fits
+            if unscaled_digits(v, scale) > precision:
                 raise self.fail(f"{len(digits)} digits with exponent {exp} do not fit the declared "
                                 f"decimal({precision}, {scale})")
         return v
@@ -237,6 +242,53 @@ class _Timestamp(_Checker):
         if isinstance(v, datetime.datetime) or v is None:
             return v
         raise self.fail(f"a {_type_name(v)} is not a timestamp (TIMESTAMP)")
+
+
+class _LocalTimestamp(_Checker):
+    """``LocalTimeTypeInfo`` LOCAL_DATE_TIME (Java ``LocalDateTime``, Flink ``TIMESTAMP(9)``): a
+    naive ``datetime`` (PyFlink's coder writes its fields and would drop a zone unseen)."""
+
+    __slots__ = ()
+
+    def __call__(self, v: Any) -> Any:
+        if type(v) is datetime.datetime and v.tzinfo is None or v is None:
+            return v
+        if isinstance(v, datetime.datetime):
+            raise self.fail("a datetime with a time zone is not a TIMESTAMP (no zone) value")
+        raise self.fail(f"a {_type_name(v)} is not a timestamp (TIMESTAMP)")
+
+
+class _LocalTime(_Checker):
+    """``LocalTimeTypeInfo`` LOCAL_TIME (Java ``LocalTime``, Flink ``TIME``): a naive ``time``."""
+
+    __slots__ = ()
+
+    def __call__(self, v: Any) -> Any:
+        if type(v) is datetime.time and v.tzinfo is None or v is None:
+            return v
+        if isinstance(v, datetime.time):
+            raise self.fail("a time with a time zone is not a TIME value")
+        raise self.fail(f"a {_type_name(v)} is not a time of day (TIME)")
+
+
+class _Instant(_Checker):
+    """``Types.INSTANT()`` (Java ``Instant``, Flink ``TIMESTAMP_LTZ(9)``): a PyFlink ``Instant``."""
+
+    __slots__ = ()
+
+    def __call__(self, v: Any) -> Any:
+        if v is None:
+            return None
+        if not isinstance(v, Instant):
+            raise self.fail(f"a {_type_name(v)} is not an Instant (TIMESTAMP_LTZ)")
+        if type(v.seconds) is not int or type(v.nanos) is not int or not 0 <= v.nanos < 1_000_000_000 \
+                or not _INSTANT_MIN <= v.seconds <= _INSTANT_MAX:
+            raise self.fail(f"Instant({_short(v.seconds)}, {_short(v.nanos)}) is not a Java Instant")
+        return v
+
+
+# java.time.Instant's range (years -1000000000 .. 1000000000)
+_INSTANT_MIN, _INSTANT_MAX = -31557014167219200, 31556889864403199
 
 
 class _Row(_Checker):
@@ -324,6 +376,15 @@ def value_check(t: TypeInformation, path: str) -> Check:
             return _String(path)
         if basic is BasicType.BIG_DEC:
             return _Decimal(path, getattr(t, _DECIMAL_ATTR, None))
+        if basic is BasicType.INSTANT:
+            return _Instant(path)
+    elif isinstance(t, LocalTimeTypeInfo):
+        if t == LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE):
+            return _Date(path)
+        if t == LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_TIME):
+            return _LocalTime(path)
+        if t == LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE_TIME):
+            return _LocalTimestamp(path)
     elif isinstance(t, DateTypeInfo):
         return _Date(path)
     elif isinstance(t, TimeTypeInfo):

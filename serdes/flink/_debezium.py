@@ -9,7 +9,10 @@
 
 The row type is the envelope's ``after`` type (Avro ``Value`` record, JSON Schema ``after``
 object, Protobuf ``after`` message), fixed when the job is built, plus optional metadata columns
-taken from ``source`` and the envelope.  Envelope rules and errors are :mod:`serdes.cdc`'s.
+taken from ``source`` and the envelope.  Envelope rules and errors are :mod:`serdes.cdc`'s; with
+``semantic_types`` (Avro) the columns of Debezium / Connect semantic types get Flink's DATE, TIME,
+TIMESTAMP, TIMESTAMP_LTZ, DECIMAL types and values by ``serdes.cdc.SemanticTypes``' rules
+(:mod:`serdes.flink._semantic`).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ from pyflink.common import Row, RowKind, Types
 from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
 from pyflink.datastream import DataStream, RuntimeContext, StreamExecutionEnvironment
 
-from serdes._cdc_types import PLACEHOLDER, placeholder_columns
+from serdes._cache import bounded_store
+from serdes._cdc_types import PLACEHOLDER, UNAVAILABLE, RowConverter, placeholder_columns, row_converters
 from serdes._errors import ColumnValueError, MalformedEnvelopeError, RecordLocation, SerdesError, UnsupportedChangeError
 from serdes._limits import DEFAULT_LIMITS
 from serdes.cdc import Change, Op, parse_change
@@ -36,6 +40,13 @@ from ._metrics import batched
 from ._records import FlinkSerializationContext
 from ._pickling import PICKLE_MODULE
 from ._records import bytes_type, row_named
+from ._semantic import (
+    SemanticColumn,
+    SemanticColumns,
+    refuse_json_semantic_types,
+    semantic_columns,
+    with_semantic_types,
+)
 from ._rows import (
     MissingPropertyError,
     _identity,
@@ -333,10 +344,37 @@ def _fetch_latest(spec: SerdeSpec, subject: str) -> str:
     return schema_str
 
 
-def _after_row(value: SerdeSpec, topic: str, schema: Any) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow]:
-    """(value spec to decode with, after row type, dict -> Row converter)."""
-    spec, row_t, conv, _ = _after_row_and_optional(value, topic, schema)
+def _after_row(value: SerdeSpec, topic: str, schema: Any, semantic_types: bool = False
+               ) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow]:
+    """(value spec to decode with, after row type, dict -> Row converter of the physical values)."""
+    spec, row_t, conv, _, _ = _after_row_and_optional(value, topic, schema, semantic_types)
     return spec, row_t, conv
+
+
+class _SemanticRow:
+    """``semantic_types=True`` on an Avro envelope with columns of semantic types: the reader
+    schema's :class:`RowConverter` (``SemanticTypes``' rules, run on each before / after) and the
+    Flink types and cells of those columns (``_semantic``)."""
+
+    __slots__ = ("reader", "columns")
+
+    def __init__(self, reader: RowConverter, columns: SemanticColumns) -> None:
+        self.reader, self.columns = reader, columns
+
+
+def _avro_semantic(envelope_schema: Any, after: Dict[str, Any]) -> Optional[_SemanticRow]:
+    """The :class:`_SemanticRow` of an Avro envelope, ``None`` when no column has a semantic type."""
+    s = json.loads(envelope_schema) if isinstance(envelope_schema, str) else envelope_schema
+    named: Dict[str, Dict[str, Any]] = {}
+    _collect_named(s, s.get("namespace"), named)
+    columns = semantic_columns(after, named)
+    if not columns.cells:
+        return None
+    try:
+        reader, _ = row_converters(s)
+    except SerdesError as e:
+        raise ValueError(f"the envelope schema's semantic types: {e}") from None
+    return _SemanticRow(reader, columns)
 
 
 class _CheckedColumn:
@@ -376,9 +414,11 @@ def _column_function(conv: Callable[[Any], Any], check: Check) -> Callable[[Any]
     return _CheckedColumn(conv, check)
 
 
-def _after_row_and_optional(value: SerdeSpec, topic: str, schema: Any
-                            ) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow, List[str]]:
-    """:func:`_after_row` and the columns an event may omit (:func:`_json_optional`)."""
+def _after_row_and_optional(value: SerdeSpec, topic: str, schema: Any, semantic_types: bool = False
+                            ) -> Tuple[SerdeSpec, RowTypeInfo, _RecordToRow, List[str], Optional[_SemanticRow]]:
+    """:func:`_after_row`, the columns an event may omit (:func:`_json_optional`) and, with
+    ``semantic_types`` and an Avro envelope whose columns have semantic types, their
+    :class:`_SemanticRow` (the row type then has their Flink types)."""
     if value.format == "protobuf":
         desc = value.kwargs["message_type"].DESCRIPTOR
         if "after" not in desc.fields_by_name or "op" not in desc.fields_by_name:
@@ -386,7 +426,8 @@ def _after_row_and_optional(value: SerdeSpec, topic: str, schema: Any
         after = desc.fields_by_name["after"].message_type
         if after is None:
             raise ValueError(f"{desc.full_name}.after is not a message")
-        return value, _pb_row_type(after), _pb_converter(after), []
+        # the generated class carries no Connect names: the physical types (docs/cdc.md)
+        return value, _pb_row_type(after), _pb_converter(after), [], None
     if schema is None:
         schema = value.kwargs.get("schema_str")
     if schema is None:
@@ -399,12 +440,18 @@ def _after_row_and_optional(value: SerdeSpec, topic: str, schema: Any
         spec.kwargs = dict(value.kwargs, schema_str=schema if isinstance(schema, str) else json.dumps(schema))
     if value.format == "avro":
         after = _avro_after(schema)
-        return spec, avro_row_type_info(after), _record_converter(avro_row_converter(after)), []
+        row_t = avro_row_type_info(after)
+        semantic = _avro_semantic(schema, after) if semantic_types else None
+        if semantic is not None:
+            row_t = with_semantic_types(row_t, semantic.columns)
+        return spec, row_t, _record_converter(avro_row_converter(after)), [], semantic
     if value.format == "json":
         after = _json_after(schema)
+        if semantic_types:
+            refuse_json_semantic_types(after)
         # complete: Debezium writes every column, nested ones too (the rule of _json_optional)
         return (spec, json_schema_row_type_info(after), _record_converter(_json_converter(after, complete=True)),
-                _json_optional(after))
+                _json_optional(after), None)
     raise ValueError(f"unsupported format {value.format!r}")
 
 
@@ -419,9 +466,10 @@ def debezium_row_type(
     topic: str,
     schema: Any = None,
     metadata: Union[None, Sequence[str], Mapping[str, str]] = None,
+    semantic_types: bool = True,
 ) -> RowTypeInfo:
     """The ``RowTypeInfo`` :func:`read_debezium` emits: the ``after`` columns, then ``metadata``."""
-    _, after_t, _ = _after_row(value, topic, schema)
+    _, after_t, _ = _after_row(value, topic, schema, semantic_types)
     return _with_metadata(after_t, _metadata_spec(metadata))
 
 
@@ -446,6 +494,8 @@ class DebeziumDecodeFunction(DecodingFunction):
     raises :class:`serdes.UnsupportedChangeError` (then ``on_error`` applies), ``"skip"`` drops
     and counts it.  Metrics: ``serdes_decoded``, ``serdes_failed``, ``serdes_tombstones``,
     ``serdes_truncates``, ``serdes_inserts``, ``serdes_updates``, ``serdes_deletes``.
+    ``semantic_types``: as :func:`read_debezium` (a job graph pickled before the option existed
+    reads physical values, as it was built to).
     """
 
     __module__ = PICKLE_MODULE
@@ -459,6 +509,7 @@ class DebeziumDecodeFunction(DecodingFunction):
         mode: str = RETRACT,
         on_error: str = ON_ERROR_FAIL,
         on_truncate: str = ON_ERROR_FAIL,
+        semantic_types: bool = True,
     ) -> None:
         check_on_error(on_error)
         if on_truncate not in (ON_ERROR_FAIL, ON_ERROR_SKIP):
@@ -471,6 +522,7 @@ class DebeziumDecodeFunction(DecodingFunction):
         self.convs = converter.convs
         self.meta_keys = [k for _, k in metadata]
         self.mode, self.on_error, self.on_truncate = mode, on_error, on_truncate
+        self.semantic_types = semantic_types
 
     def open(self, runtime_context: RuntimeContext) -> None:
         super().open(runtime_context)
@@ -493,7 +545,8 @@ class DebeziumDecodeFunction(DecodingFunction):
         if spec.format in ("avro", "json") and spec.kwargs.get("schema_str") is None:
             raise ValueError("DebeziumDecodeFunction needs a value spec with the envelope schema "
                              "(schema_str; read_debezium builds one)")
-        _, row_t, conv, optional = _after_row_and_optional(spec, "", None)
+        _, row_t, conv, optional, semantic = _after_row_and_optional(
+            spec, "", None, getattr(self, "semantic_types", False))
         checks = dict(zip(row_t.get_field_names(), column_checks(row_t), strict=True))
         missing = [n for n in self.after_names if n not in checks]
         if missing:
@@ -503,6 +556,17 @@ class DebeziumDecodeFunction(DecodingFunction):
         convs = dict(zip(conv.names, conv.convs if conv.convs is not None else [_ident] * len(conv.names),
                          strict=True))
         self._cells = [(n, _bound(_column_function(convs[n], checks[n]))) for n in self.after_names]
+        # semantic_types: SemanticTypes' converter of the reader schema runs on each row first; the
+        # columns of semantic types then take (physical, converted) values (_semantic.SemanticColumn)
+        self._semantic = semantic
+        self._semantic_cells: List[Tuple[str, Callable[..., Any], bool]] = []
+        if semantic is not None:
+            cells = semantic.columns.cells
+            self._semantic_cells = [
+                (n, SemanticColumn(cells[n], checks[n]).__call__, True) if n in cells
+                else (n, _bound(_column_function(convs[n], checks[n])), False) for n in self.after_names]
+        self._writer_verdicts: Dict[Any, Optional[Tuple[str, str]]] = {}
+        self._writer_registry: Any = None
         self._meta_cells = [(METADATA_COLUMNS[k][1], _bound(value_check(METADATA_COLUMNS[k][0](), column)))
                             for column, k in zip(self.names[len(self.after_names):], self.meta_keys, strict=True)]
         self.columns = frozenset(self.after_names)
@@ -527,21 +591,56 @@ class DebeziumDecodeFunction(DecodingFunction):
         row.set_row_kind(kind)
         return row
 
+    def _semantic_row(self, rec: Optional[Dict[str, Any]], kind: RowKind, change: Change, part: str) -> Row:
+        """:meth:`_row` with ``SemanticTypes``' converter of the reader schema applied first."""
+        assert rec is not None and self._semantic is not None
+        converted = self._semantic.reader.convert(rec, part, None, unavailable_ok=part == "after"
+                                                  and change.op is Op.UPDATE)
+        assert converted is not None
+        for name, v in converted.items():
+            if v is UNAVAILABLE:
+                raise self._unsent(name)
+        try:
+            values = [c(rec.get(n), converted.get(n)) if pair else c(rec.get(n))
+                      for n, c, pair in self._semantic_cells]
+        except MissingPropertyError as e:  # pragma: no cover - Avro records have every field
+            raise MalformedEnvelopeError(f"Debezium {change.op.name.lower()} event: no column {e.where(part)}") from None
+        for m, check in self._meta_cells:
+            values.append(check(m(change)))
+        row = Row(*values)
+        row.set_field_names(self.names)
+        row.set_row_kind(kind)
+        return row
+
+    @staticmethod
+    def _unsent(column: str) -> ColumnValueError:
+        # REPLICA IDENTITY DEFAULT: an update that left a TOASTed column unchanged does not send it;
+        # a Flink row has no "unchanged" value, and the text is not the column's
+        return ColumnValueError(
+            f"Debezium update: column {column!r} of 'after' is the unavailable-value placeholder "
+            f"{PLACEHOLDER!r} (a TOASTed column the update left unchanged, which Debezium does not "
+            "send under REPLICA IDENTITY DEFAULT); read_debezium cannot fill it in: set the "
+            "table's REPLICA IDENTITY FULL, or read it with serdes.cdc (UNAVAILABLE)",
+            column=column)  # the record's location is added by poison_pill
+
     def rows(self, change: Change) -> List[Row]:
         op = change.op
+        if self._semantic is not None:
+            make = self._semantic_row
+            if op is Op.CREATE or op is Op.READ:
+                return [make(change.after, RowKind.INSERT, change, "after")]
+            if op is Op.UPDATE:
+                if self.mode == UPSERT:
+                    return [make(change.after, RowKind.UPDATE_AFTER, change, "after")]
+                return [make(change.before, RowKind.UPDATE_BEFORE, change, "before"),
+                        make(change.after, RowKind.UPDATE_AFTER, change, "after")]
+            return [make(change.before, RowKind.DELETE, change, "before")]
         if op is Op.CREATE or op is Op.READ:
             return [self._row(change.after, RowKind.INSERT, change, "after")]
         if op is Op.UPDATE:
             unsent = placeholder_columns(change.after)
             if unsent:
-                # REPLICA IDENTITY DEFAULT: an update that left a TOASTed column unchanged does not
-                # send it; a Flink row has no "unchanged" value, and the text is not the column's
-                raise ColumnValueError(
-                    f"Debezium update: column {unsent[0]!r} of 'after' is the unavailable-value placeholder "
-                    f"{PLACEHOLDER!r} (a TOASTed column the update left unchanged, which Debezium does not "
-                    "send under REPLICA IDENTITY DEFAULT); read_debezium cannot fill it in: set the "
-                    "table's REPLICA IDENTITY FULL, or read it with serdes.cdc (UNAVAILABLE)",
-                    column=unsent[0])  # the record's location is added by poison_pill
+                raise self._unsent(unsent[0])
             if self.mode == UPSERT:
                 return [self._row(change.after, RowKind.UPDATE_AFTER, change, "after")]
             return [self._row(change.before, RowKind.UPDATE_BEFORE, change, "before"),
@@ -576,6 +675,8 @@ class DebeziumDecodeFunction(DecodingFunction):
                     "changelog stream; on_truncate='skip' drops it (counted in serdes_truncates)",
                     RecordLocation(topic, field, partition, offset),
                 )
+            if self._semantic is not None:
+                self._check_writer(raw_value, RecordLocation(topic, field, partition, offset))
             out = self.rows(change)        # all rows of a change are built before any is emitted
         except Exception as exc:  # noqa: BLE001 - registry failures raise, the rest are poison pills
             yield from self._reject(exc, row, field)
@@ -585,6 +686,56 @@ class DebeziumDecodeFunction(DecodingFunction):
          else self._inserts).inc()
         for r in out:
             yield r
+
+
+    def _check_writer(self, raw_value: Any, location: RecordLocation) -> None:
+        """The record's writer schema gives each column the semantic types of the job's reader
+        schema (its row type), else the record is a :class:`ColumnValueError` naming the column.
+        Avro resolution matches physical types only: a column the connector now writes as
+        ``NanoTimestamp`` (``time.precision.mode`` changed) resolves to a reader ``MicroTimestamp``
+        ``long`` and would read 1000 times off.  One verdict per writer schema id (bounded)."""
+        from serdes._wire import parse_frame
+
+        schema_id = parse_frame(raw_value, location=location).schema_id
+        if schema_id in self._writer_verdicts:
+            verdict = self._writer_verdicts[schema_id]
+        else:
+            verdict = self._writer_verdict(schema_id, location)
+            bounded_store(self._writer_verdicts, schema_id, verdict, MAX_WRITER_SCHEMAS)
+        if verdict is not None:
+            raise ColumnValueError(verdict[1], location, schema_id, column=verdict[0] or None)
+
+    def _writer_verdict(self, schema_id: Any, location: RecordLocation) -> Optional[Tuple[str, str]]:
+        """``None`` when the writer schema reads like the reader, else (column, reason)."""
+        from serdes._registry import fetch_writer_schema
+
+        assert self._semantic is not None
+        if self._writer_registry is None:
+            from confluent_kafka.schema_registry import SchemaRegistryClient
+
+            if self.value_spec.registry_conf is None:
+                return None  # no registry to ask (the value deserializer was given its schemas)
+            self._writer_registry = SchemaRegistryClient(self.value_spec.registry_conf)
+        schema = fetch_writer_schema(self._writer_registry, schema_id, location=location)
+        try:
+            writer, _ = row_converters(schema.schema_str)
+        except ColumnValueError as e:
+            return ("", f"writer schema id {schema_id}: {e.reason}")
+        reader = self._semantic.reader.signatures
+        for column in self.after_names:
+            want = reader.get(column, ())
+            got = writer.signatures.get(column)
+            if got is not None and got != want:
+                def says(sig: Tuple[str, ...]) -> str:
+                    return ", ".join(sig) if sig else "no semantic type"
+                return (column, f"column {column!r}: writer schema id {schema_id} has {says(got)}, the job's row "
+                                f"type was built for {says(want)} (semantic_types=True); restart the job to build "
+                                "it from the new schema, or read with semantic_types=False")
+        return None
+
+
+#: writer schema ids whose semantic types a decode operator remembers having checked
+MAX_WRITER_SCHEMAS = 1000
 
 
 def read_debezium(
@@ -603,6 +754,7 @@ def read_debezium(
     bounded: bool = False,
     properties: Optional[Dict[str, str]] = None,
     name: Optional[str] = None,
+    semantic_types: bool = True,
 ) -> DataStream:
     """Debezium topic(s) -> ``DataStream`` of ``Row``s with ``RowKind`` set, for
     ``t_env.from_changelog_stream(stream)``.
@@ -613,6 +765,21 @@ def read_debezium(
     ``schema_str``, else the latest version of ``<first topic>-value`` in the registry, fetched
     now and then used as the reader schema (so older and newer writer versions decode by the
     format's evolution rules and always fit the row type).  All topics must share that row type.
+
+    ``semantic_types`` (default ``True``; Avro envelopes): the columns whose schema carries a
+    Debezium / Kafka Connect semantic type (``connect.name``) get the Flink type it means --
+    ``io.debezium.time.Date`` DATE, ``Time``/``MicroTime``/``NanoTime`` TIME (milliseconds: Flink's
+    TIME holds no more; a value with sub-millisecond digits is a ``ColumnValueError``),
+    ``Timestamp``/``MicroTimestamp``/``NanoTimestamp`` TIMESTAMP(9) (``LocalTimeTypeInfo``),
+    ``ZonedTimestamp`` TIMESTAMP_LTZ(9) (``Types.INSTANT()``), ``VariableScaleDecimal`` and Connect's
+    ``Decimal`` DECIMAL(38, 18) (values beyond it are ``ColumnValueError``s); ``Uuid``, ``Json``,
+    ``Enum``, ``ZonedTime`` ... stay STRING, ``MicroDuration`` BIGINT microseconds, ``Bits`` BYTES,
+    validated -- with the values ``serdes.cdc.SemanticTypes`` gives, by its rules (docs/cdc.md,
+    "Semantic types").  An unknown semantic type, a value its type cannot hold, a writer schema giving
+    a column another semantic type than the job's row type are ``ColumnValueError``s naming the
+    column, following ``on_error``.  A JSON Schema envelope with semantic types is refused (``ValueError``;
+    ``SemanticTypes`` reads Avro only); Protobuf envelopes keep their physical types.
+    ``semantic_types=False``: the physical values (an INT of days, a BIGINT of microseconds, ...).
 
     ``key``: the key deserializer; needed for deletes without ``before`` in upsert mode.
     ``metadata``: extra columns after the table's, from :data:`METADATA_COLUMNS` (``db``,
@@ -626,9 +793,9 @@ def read_debezium(
     """
     topic_list = [topics] if isinstance(topics, str) else list(topics)
     meta = _metadata_spec(metadata)
-    spec, after_t, converter = _after_row(value, topic_list[0], schema)
+    spec, after_t, converter = _after_row(value, topic_list[0], schema, semantic_types)
     row_t = _with_metadata(after_t, meta)
-    fn = DebeziumDecodeFunction(spec, key, converter, meta, changelog_mode, on_error, on_truncate)
+    fn = DebeziumDecodeFunction(spec, key, converter, meta, changelog_mode, on_error, on_truncate, semantic_types)
     rows = read_records(
         env, bootstrap_servers, topic_list, name=name or f"debezium:{topics_label(topic_list)}",
         group_id=group_id, starting_offsets=starting_offsets, bounded=bounded, properties=properties,

@@ -137,6 +137,37 @@ def test_dates_times_timestamps():
     _refused(ts, datetime.date(2024, 1, 1), "a date is not a timestamp")
 
 
+def test_decimal_trailing_zeros_below_the_scale_are_no_digits():
+    """Flink's DECIMAL(p, s) sets the scale exactly: 1.5000 fits decimal(2, 1), 1.51 does not."""
+    t = declare_decimal(Types.BIG_DEC(), 2, 1)
+    assert _check(t, decimal.Decimal("1.5000")) == decimal.Decimal("1.5000")
+    _refused(t, decimal.Decimal("1.51"), r"do not fit the declared decimal\(2, 1\)")
+    _refused(t, decimal.Decimal("10.0"), r"do not fit the declared decimal\(2, 1\)")
+
+
+def test_java_time_dates_times_timestamps_and_instants():
+    """The types read_debezium gives semantic types (LocalTimeTypeInfo, Types.INSTANT())."""
+    from pyflink.common.time import Instant
+    from pyflink.common.typeinfo import LocalTimeTypeInfo as L
+
+    d, t, ts = L(L.TimeType.LOCAL_DATE), L(L.TimeType.LOCAL_TIME), L(L.TimeType.LOCAL_DATE_TIME)
+    assert _check(d, datetime.date(1, 1, 1)) == datetime.date(1, 1, 1)
+    _refused(d, datetime.datetime(2024, 1, 1), "a datetime is not a date")
+    assert _check(t, datetime.time(23, 59, 59, 999000)) == datetime.time(23, 59, 59, 999000)
+    _refused(t, datetime.time(1, tzinfo=datetime.timezone.utc), "a time with a time zone is not a TIME")
+    _refused(t, 5, "a int is not a time of day")
+    assert _check(ts, datetime.datetime(9999, 12, 31, 23, 59, 59, 999999)).microsecond == 999999
+    # PyFlink's LocalDateTime coder writes the fields: a zone would be dropped unseen
+    _refused(ts, datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc), "with a time zone is not a TIMESTAMP")
+    _refused(ts, datetime.date(2024, 1, 1), "a date is not a timestamp")
+    i = Types.INSTANT()
+    assert _check(i, Instant(-62_135_596_800, 0)) == Instant(-62_135_596_800, 0)
+    _refused(i, datetime.datetime(2024, 1, 1, tzinfo=datetime.timezone.utc), "not an Instant")
+    _refused(i, Instant(0, 1_000_000_000), "is not a Java Instant")
+    _refused(i, Instant(10**20, 0), "is not a Java Instant")
+    _refused(i, Instant(0.5, 0), "is not a Java Instant")
+
+
 def test_nested_row_list_map_name_the_path():
     inner = row_named(["zip", "tags"], [Types.INT(), Types.LIST(Types.STRING())])
     t = row_named(["address"], [inner])

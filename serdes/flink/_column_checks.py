@@ -227,19 +227,35 @@ class _Date(_Checker):
 
 
 class _Time(_Checker):
+    """``Types.SQL_TIME()``: PyFlink's coder writes milliseconds of the day, so a time with more
+    digits is refused rather than cut (``LocalTimeTypeInfo`` LOCAL_TIME keeps them)."""
+
     __slots__ = ()
 
     def __call__(self, v: Any) -> Any:
-        if isinstance(v, datetime.time) or v is None:
+        if isinstance(v, datetime.time):
+            if v.microsecond % 1000:
+                raise self.fail(f"time {v.isoformat()} has sub-millisecond digits, which SQL_TIME cannot hold "
+                                "(it keeps milliseconds; LocalTimeTypeInfo LOCAL_TIME keeps them)")
+            return v
+        if v is None:
             return v
         raise self.fail(f"a {_type_name(v)} is not a time of day (TIME)")
 
 
 class _Timestamp(_Checker):
+    """``Types.SQL_TIMESTAMP()``: PyFlink's coder is TIMESTAMP(3), so a datetime with microseconds
+    is refused rather than cut (``LocalTimeTypeInfo`` LOCAL_DATE_TIME keeps them)."""
+
     __slots__ = ()
 
     def __call__(self, v: Any) -> Any:
-        if isinstance(v, datetime.datetime) or v is None:
+        if isinstance(v, datetime.datetime):
+            if v.microsecond % 1000:
+                raise self.fail(f"timestamp {v.isoformat()} has sub-millisecond digits, which SQL_TIMESTAMP "
+                                "cannot hold (it keeps milliseconds; LocalTimeTypeInfo LOCAL_DATE_TIME keeps them)")
+            return v
+        if v is None:
             return v
         raise self.fail(f"a {_type_name(v)} is not a timestamp (TIMESTAMP)")
 

@@ -14,7 +14,7 @@ import json
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Tuple, Union, cast
 
 from pyflink.common import Row, Types
-from pyflink.common.typeinfo import RowTypeInfo, TypeInformation
+from pyflink.common.typeinfo import LocalTimeTypeInfo, RowTypeInfo, TypeInformation
 
 from .._errors import MalformedEnvelopeError
 from ._column_checks import declare_decimal
@@ -66,12 +66,18 @@ def avro_type_info(schema: Schema, named: Optional[Dict[str, Any]] = None) -> Ty
         raise ValueError(f"unsupported Avro type {s!r}")
     t = s.get("type")
     logical = s.get("logicalType")
-    if logical in ("timestamp-millis", "timestamp-micros", "local-timestamp-millis", "local-timestamp-micros"):
+    # PyFlink's SQL_TIMESTAMP and SQL_TIME coders keep milliseconds; the micros logical types get
+    # the java.time types, whose coders keep every microsecond (never a value cut unseen)
+    if logical in ("timestamp-millis", "local-timestamp-millis"):
         return Types.SQL_TIMESTAMP()
+    if logical in ("timestamp-micros", "local-timestamp-micros"):
+        return LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_DATE_TIME)
     if logical == "date":
         return Types.SQL_DATE()
-    if logical in ("time-millis", "time-micros"):
+    if logical == "time-millis":
         return Types.SQL_TIME()
+    if logical == "time-micros":
+        return LocalTimeTypeInfo(LocalTimeTypeInfo.TimeType.LOCAL_TIME)
     if logical == "decimal":
         precision, scale = s.get("precision"), s.get("scale", 0)
         if type(precision) is int and type(scale) is int and 0 <= scale <= precision:

@@ -130,8 +130,11 @@ def test_dates_times_timestamps():
     assert _check(d, datetime.date(1, 1, 1)) == datetime.date(1, 1, 1)
     _refused(d, datetime.datetime(2024, 1, 1, 12), "a datetime is not a date")   # would drop the time
     _refused(d, 19000, "a int is not a date")
-    assert _check(t, datetime.time(23, 59, 59, 999999)) == datetime.time(23, 59, 59, 999999)
+    assert _check(t, datetime.time(23, 59, 59, 999000)) == datetime.time(23, 59, 59, 999000)
     _refused(t, 86_400_000_001, "a int is not a time of day")
+    # PyFlink's SQL_TIME / SQL_TIMESTAMP coders keep milliseconds: more digits are refused, not cut
+    _refused(t, datetime.time(23, 59, 59, 999999), "sub-millisecond digits, which SQL_TIME cannot hold")
+    _refused(ts, datetime.datetime(2024, 1, 1, 0, 0, 0, 1), "sub-millisecond digits, which SQL_TIMESTAMP")
     assert _check(ts, datetime.datetime(9999, 12, 31, 23, 59)) == datetime.datetime(9999, 12, 31, 23, 59)
     _refused(ts, 1_700_000_000_000, "a int is not a timestamp")
     _refused(ts, datetime.date(2024, 1, 1), "a date is not a timestamp")
@@ -497,3 +500,32 @@ def test_a_graph_pickled_with_the_lax_converters_gets_the_nested_rule():
     fn.open(RuntimeContext())
     with pytest.raises(serdes.MalformedEnvelopeError, match=r"no column 'after\.addr\.street'"):
         _feed(fn, [_envelope("c", None, _nested({"zip": "z"}))])
+
+
+def test_avro_micros_logical_types_keep_their_microseconds():
+    """timestamp-micros / time-micros get the java.time types, whose coders keep microseconds;
+    the millis ones keep PyFlink's SQL types (milliseconds)."""
+    from pyflink.common.typeinfo import LocalTimeTypeInfo as L
+
+    schema = {"type": "record", "name": "R", "fields": [
+        {"name": "ts_us", "type": {"type": "long", "logicalType": "timestamp-micros"}},
+        {"name": "lts_us", "type": {"type": "long", "logicalType": "local-timestamp-micros"}},
+        {"name": "t_us", "type": {"type": "long", "logicalType": "time-micros"}},
+        {"name": "ts_ms", "type": {"type": "long", "logicalType": "timestamp-millis"}},
+        {"name": "t_ms", "type": {"type": "int", "logicalType": "time-millis"}}]}
+    row_t = sf.avro_row_type_info(schema)
+    assert row_t.get_field_types()[:3] == [L(L.TimeType.LOCAL_DATE_TIME), L(L.TimeType.LOCAL_DATE_TIME),
+                                           L(L.TimeType.LOCAL_TIME)]
+    assert row_t.get_field_types()[3:] == [Types.SQL_TIMESTAMP(), Types.SQL_TIME()]
+    # the values fastavro gives, through the row converter and each column's check
+    utc = datetime.timezone.utc
+    record = {"ts_us": datetime.datetime(2024, 1, 2, 3, 4, 5, 123456, tzinfo=utc),
+              "lts_us": datetime.datetime(2024, 1, 2, 3, 4, 5, 123456),
+              "t_us": datetime.time(3, 4, 5, 123456),
+              "ts_ms": datetime.datetime(2024, 1, 2, 3, 4, 5, 123000, tzinfo=utc),
+              "t_ms": datetime.time(3, 4, 5, 123000)}
+    row = sf.avro_row_converter(schema)(record)
+    checked = [check(v) for check, v in zip(column_checks(row_t), row, strict=True)]
+    assert checked == [datetime.datetime(2024, 1, 2, 3, 4, 5, 123456), datetime.datetime(2024, 1, 2, 3, 4, 5, 123456),
+                       datetime.time(3, 4, 5, 123456), datetime.datetime(2024, 1, 2, 3, 4, 5, 123000),
+                       datetime.time(3, 4, 5, 123000)]

@@ -85,6 +85,10 @@ class KeyOrderedMap(MapOf):
     runtime iterates its hash table's, the pure-Python one its insertion order), so the column
     takes one that depends on neither, and that the native decoder gives too."""
 
+    def __init__(self, key: Shape, value: Shape, value_nullable: bool) -> None:
+        super().__init__(key, value, value_nullable)
+        self.plain = False  # pyarrow.array would keep the dicts' order: built here, in key order
+
     def build(self, values: Sequence[Any], path: str) -> pa.Array:
         return super().build([v if not isinstance(v, dict) or len(v) < 2 else {k: v[k] for k in sorted(v)}
                               for v in values], path)

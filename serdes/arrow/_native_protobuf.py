@@ -28,7 +28,7 @@ What it reads, and what stays on the per-record path:
 from __future__ import annotations
 
 import logging
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import pyarrow as pa
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -79,6 +79,7 @@ def _real_oneof(f: FieldDescriptor) -> Optional[Any]:
 
 
 def _enum_node(f: FieldDescriptor) -> Tuple[Any, ...]:
+    assert f.enum_type is not None
     values = f.enum_type.values
     symbols = [v.name for v in values]
     index = {s: i for i, s in enumerate(symbols)}
@@ -136,6 +137,9 @@ def program(desc: Descriptor) -> Tuple[Tuple[Any, ...], int]:
         return ("message", fields)
 
     prog = message(desc, 0)
+    if not prog[1]:
+        # no columns: a batch built from none has no rows (the per-record path decides)
+        raise NoProgram(f"message {desc.full_name} has no fields")
     return prog, _levels(prog) - 1
 
 
@@ -165,7 +169,7 @@ def reread_refusal(parsed: Descriptor, reader: Descriptor) -> Optional[str]:
     return _message_refusal(parsed, reader, set())
 
 
-def _oneof_numbers(f: FieldDescriptor) -> Optional[frozenset]:
+def _oneof_numbers(f: FieldDescriptor) -> Optional[FrozenSet[int]]:
     o = _real_oneof(f)
     return None if o is None else frozenset(g.number for g in o.fields)
 
@@ -203,11 +207,11 @@ def _field_refusal(g: FieldDescriptor, f: FieldDescriptor, seen: Set[Tuple[int, 
         return f"field {f.full_name} differs in type, repeatedness or presence"
     if _oneof_numbers(g) != _oneof_numbers(f):
         return f"field {f.full_name} is in another oneof"
-    if f.enum_type is not None:
+    if f.enum_type is not None and g.enum_type is not None:
         if not {v.number for v in f.enum_type.values} <= {v.number for v in g.enum_type.values}:
             return f"enum of field {f.full_name} has numbers the parsed one lacks"
     gm, fm = g.message_type, f.message_type
-    if fm is not None:
+    if fm is not None and gm is not None:  # (the same type: both or neither)
         if gm.GetOptions().map_entry != fm.GetOptions().map_entry:
             return f"field {f.full_name} is a map in one message only"
         if gm.full_name in _WELL_KNOWN or fm.full_name in _WELL_KNOWN:

@@ -513,9 +513,25 @@ def test_programs_refused() -> None:
     fb.message("G", grp)
     ext = fb.message("Ext")
     ext.extension_range.add(start=100, end=200)
-    for cls in fb.classes("Req", "Grp", "Ext"):
+    fb.message("Empty")  # no fields: no columns
+    for cls in fb.classes("Req", "Grp", "Ext", "Empty"):
         with pytest.raises(NoProgram):
             program(cls.DESCRIPTOR)
+
+
+def test_empty_messages_inside() -> None:
+    fb = _File("empty.proto", "t.empty")
+    fb.message("E")
+    m = fb.message("M")
+    fb.field(m, "e", 1, F.TYPE_MESSAGE, ".t.empty.E")
+    fb.field(m, "es", 2, F.TYPE_MESSAGE, ".t.empty.E", repeated=True)
+    fb.field(m, "x", 3, F.TYPE_INT32)
+    cls, empty = fb.classes("M", "E")
+    msgs = [cls(x=1), cls(x=2, es=[empty(), empty()])]
+    msgs[1].e.SetInParent()
+    got, _, native = _both(_generated(cls), _frames(cls, msgs))
+    assert native.taken == 1
+    assert pa.record_batch(got).to_pylist() == [{"e": None, "es": [], "x": 1}, {"e": {}, "es": [{}, {}], "x": 2}]
 
 
 def test_proto2_optional_fields_and_defaults() -> None:

@@ -51,7 +51,7 @@ impl Column {
             Node::Scalar(s) | Node::Wrapper(s) => scalar_values(*s),
             Node::Enum(_) => Values::Codes(Vec::new()),
             Node::Timestamp | Node::Duration => Values::I64(Vec::new()),
-            Node::Message(m) => Values::Struct(Box::new(StructCols::new(m.clone(), false))),
+            Node::Message(m) => Values::Struct(Box::new(StructCols::new(m.clone(), false, 0))),
         };
         Column { values, nulls: nullable.then(|| BooleanBufferBuilder::new(0)) }
     }
@@ -69,7 +69,7 @@ impl Column {
         Column { values, nulls: nullable.then(|| BooleanBufferBuilder::new(0)) }
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn valid(&mut self) {
         if let Some(n) = self.nulls.as_mut() {
             n.append(true);
@@ -100,7 +100,7 @@ impl Column {
     }
 
     /// Append a scalar read as `raw` (a varint, or the bits of a fixed-size value) as `kind`.
-    #[inline]
+    #[inline(always)]
     pub fn push_raw(&mut self, kind: Scalar, raw: u64) {
         self.valid();
         match &mut self.values {
@@ -125,7 +125,7 @@ impl Column {
     }
 
     /// Append a string or bytes value (UTF-8 is checked when the column is finished).
-    #[inline]
+    #[inline(always)]
     pub fn push_bytes(&mut self, data: &[u8]) -> Result<(), &'static str> {
         self.valid();
         if let Values::Var(offsets, bytes) = &mut self.values {
@@ -151,6 +151,21 @@ impl Column {
         self.valid();
         if let Values::I64(v) = &mut self.values {
             v.push(value);
+        }
+    }
+
+    /// Room for `n` more values of a fixed size (the batch's own columns: one per frame).
+    fn reserve(&mut self, n: usize) {
+        match &mut self.values {
+            Values::I32(v) | Values::Codes(v) => v.reserve(n),
+            Values::I64(v) => v.reserve(n),
+            Values::U32(v) => v.reserve(n),
+            Values::U64(v) => v.reserve(n),
+            Values::F32(v) => v.reserve(n),
+            Values::F64(v) => v.reserve(n),
+            Values::Var(o, _) | Values::List(o, _) | Values::Map(o, _, _) => o.reserve(n),
+            Values::Bool(b) => b.reserve(n),
+            Values::Struct(_) => {}
         }
     }
 
@@ -181,13 +196,7 @@ impl Column {
                 Ok(Arc::new(ListArray::try_new(item_field, offsets, values, nulls).map_err(|e| e.to_string())?))
             }
             (Card::Map { key }, Values::Map(offsets, keys, values)) => {
-                let key_field = FieldDef {
-                    number: 1,
-                    name: "key".into(),
-                    card: Card::Single,
-                    node: Node::Scalar(*key),
-                    siblings: Vec::new(),
-                };
+                let key_field = FieldDef::new(1, "key".into(), Card::Single, Node::Scalar(*key), Vec::new());
                 // Protobuf maps have no order and the last entry of a key wins: the entries of
                 // each map are put in key order, one per key (the per-record path's too)
                 let order = maps::key_order(&keys.values, &offsets)?;
@@ -302,10 +311,14 @@ pub struct StructCols {
 }
 
 impl StructCols {
-    /// `top`: the batch's own columns, every one nullable (a tombstone is a row of nulls).
-    pub fn new(def: Arc<MessageDef>, top: bool) -> StructCols {
-        let columns =
+    /// `top`: the batch's own columns, every one nullable (a tombstone is a row of nulls);
+    /// `rows`: how many rows to make room for.
+    pub fn new(def: Arc<MessageDef>, top: bool, rows: usize) -> StructCols {
+        let mut columns: Vec<Column> =
             def.fields.iter().map(|f| Column::for_field(f, top || matches!(f.card, Card::Optional))).collect();
+        for c in &mut columns {
+            c.reserve(rows);
+        }
         let slots = vec![Slot::default(); def.fields.len()];
         StructCols { def, columns, slots, generation: 0, rows: 0 }
     }

@@ -9,7 +9,7 @@
 //! declare, a Timestamp beyond int64 nanoseconds, more items than `max_items` in one frame, too
 //! little stack for one more level.
 use super::columns::{Column, StructCols, Values};
-use super::program::{Card, MessageDef, Node, Scalar};
+use super::program::{Card, MessageDef, Node, Row, Scalar};
 use super::wire::{self, Cursor, Fail};
 use crate::stack;
 
@@ -57,12 +57,12 @@ pub fn message(s: &mut StructCols, buf: &[u8], cx: &mut Ctx) -> Result<(), Fail>
         let f = &def.fields[i];
         match &f.card {
             Card::Single | Card::Optional => {
-                if wt != f.node.wire_type() {
+                if wt != f.wire {
                     return Err("a field with another wire type than its declared type's");
                 }
                 let slot = &mut slots[i];
                 if wt == wire::LEN {
-                    if f.node.is_message() && slot.generation == generation {
+                    if f.row == Row::Other && slot.generation == generation {
                         return Err("a message field twice in one message (Protobuf merges them)");
                     }
                     let (start, len) = c.delimited()?;
@@ -87,20 +87,31 @@ pub fn message(s: &mut StructCols, buf: &[u8], cx: &mut Ctx) -> Result<(), Fail>
         }
     }
     for ((f, col), slot) in def.fields.iter().zip(columns.iter_mut()).zip(slots.iter()) {
-        match &f.card {
-            Card::Single | Card::Optional => {
-                if slot.generation == generation {
+        let set = slot.generation == generation;
+        match f.row {
+            Row::Number(kind) => match (set, f.optional) {
+                (true, _) => col.push_raw(kind, slot.raw),
+                (false, true) => col.push_null(),
+                (false, false) => col.push_raw(kind, 0),
+            },
+            Row::Bytes => match (set, f.optional) {
+                (true, _) => {
                     let start = slot.raw as usize;
-                    let data =
-                        if f.node.wire_type() == wire::LEN { &buf[start..start + slot.len as usize] } else { &[] };
-                    value(&f.node, col, slot.raw, data, cx)?;
-                } else if matches!(f.card, Card::Optional) {
-                    col.push_null();
-                } else {
-                    default(&f.node, col)?;
+                    col.push_bytes(&buf[start..start + slot.len as usize])?;
                 }
-            }
-            Card::Repeated | Card::Map { .. } => close_list(col)?,
+                (false, true) => col.push_null(),
+                (false, false) => col.push_bytes(&[])?,
+            },
+            Row::List => close_list(col)?,
+            Row::Other => match (set, f.optional) {
+                (true, _) => {
+                    let start = slot.raw as usize;
+                    let data = if f.wire == wire::LEN { &buf[start..start + slot.len as usize] } else { &[] };
+                    value(&f.node, col, slot.raw, data, cx)?;
+                }
+                (false, true) => col.push_null(),
+                (false, false) => default(&f.node, col)?,
+            },
         }
     }
     *rows += 1;

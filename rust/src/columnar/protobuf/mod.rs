@@ -88,7 +88,7 @@ impl ProtobufArrowDecoder {
         if guard.left() < self.depth.saturating_add(16).saturating_mul(STACK_PER_LEVEL) {
             return Err((Some(first), "too little stack left on this thread".to_string()));
         }
-        let mut top = StructCols::new(self.program.clone(), tombstones);
+        let mut top = StructCols::new(self.program.clone(), tombstones, bodies.len());
         let mut cx = decode::Ctx { guard, items: 0, max_items: self.max_items };
         for (j, body) in bodies.iter().enumerate() {
             match body {

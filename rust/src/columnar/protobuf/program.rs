@@ -182,6 +182,20 @@ pub enum Card {
     Map { key: Scalar },
 }
 
+/// How a field's value reaches its column when its message ends (the decoder's one match per
+/// field, computed once from the card and the node).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Row {
+    /// one number (varint or fixed bits) of this type
+    Number(Scalar),
+    /// one string or bytes value
+    Bytes,
+    /// a list or map, whose items went to its column as they came
+    List,
+    /// anything else: an enum, a Timestamp, Duration, wrapper or message
+    Other,
+}
+
 #[derive(Debug)]
 pub struct FieldDef {
     pub number: u32,
@@ -191,9 +205,26 @@ pub struct FieldDef {
     pub node: Node,
     /// the other members of this field's oneof (setting one clears them, as Protobuf does)
     pub siblings: Vec<usize>,
+    pub row: Row,
+    /// the wire type of one value (a list's: of one unpacked item; a map's: LEN)
+    pub wire: u8,
+    /// absent is null (else the default)
+    pub optional: bool,
 }
 
 impl FieldDef {
+    pub fn new(number: u32, name: String, card: Card, node: Node, siblings: Vec<usize>) -> FieldDef {
+        let row = match (&card, &node) {
+            (Card::Repeated | Card::Map { .. }, _) => Row::List,
+            (_, Node::Scalar(k)) if k.is_var() => Row::Bytes,
+            (_, Node::Scalar(k)) => Row::Number(*k),
+            _ => Row::Other,
+        };
+        let wire = if matches!(card, Card::Map { .. }) { wire::LEN } else { node.wire_type() };
+        let optional = matches!(card, Card::Optional);
+        FieldDef { number, name, card, node, siblings, row, wire, optional }
+    }
+
     /// The value (or item) column's Arrow type, nullable flag aside.
     pub fn data_type(&self) -> DataType {
         let item = self.node.data_type();
@@ -310,7 +341,7 @@ pub fn parse_message(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Arc<Messa
             }
             oneofs.push((oneof, fields.len()));
         }
-        fields.push(FieldDef { number, name, card, node, siblings: Vec::new() });
+        fields.push(FieldDef::new(number, name, card, node, Vec::new()));
     }
     for &(group, i) in &oneofs {
         fields[i].siblings = oneofs.iter().filter(|&&(g, j)| g == group && j != i).map(|&(_, j)| j).collect();

@@ -14,17 +14,13 @@ use pyo3::prelude::*;
 #[allow(dead_code)]
 mod stack;
 
+#[path = "../../../rust/src/columnar/protobuf"]
 #[allow(dead_code)]
 mod protobuf {
-    #[path = "../../../../rust/src/columnar/protobuf/columns.rs"]
     pub mod columns;
-    #[path = "../../../../rust/src/columnar/protobuf/decode.rs"]
     pub mod decode;
-    #[path = "../../../../rust/src/columnar/protobuf/maps.rs"]
     pub mod maps;
-    #[path = "../../../../rust/src/columnar/protobuf/program.rs"]
     pub mod program;
-    #[path = "../../../../rust/src/columnar/protobuf/wire.rs"]
     pub mod wire;
 }
 

@@ -204,10 +204,10 @@ impl Column {
                 let mut values = values.finish(field, true)?;
                 let offsets = match order {
                     None => offsets,
-                    Some((take, offsets)) => {
-                        keys = maps::take(&keys, &take)?;
-                        values = maps::take(&values, &take)?;
-                        offsets
+                    Some(order) => {
+                        keys = maps::take(&keys, &order.take)?;
+                        values = maps::take(&values, &order.take)?;
+                        order.offsets
                     }
                 };
                 let entries_field = super::program::map_entries(key.data_type(), field.node.data_type());

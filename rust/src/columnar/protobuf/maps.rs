@@ -10,9 +10,15 @@ use arrow_array::{ArrayRef, UInt32Array};
 
 use super::columns::Values;
 
-/// `None` when every map's keys are already strictly increasing; else the entries to keep, in
-/// order (indices into the keys and values as decoded), and the maps' new offsets.
-pub fn key_order(keys: &Values, offsets: &[i32]) -> Result<Option<(Vec<u32>, Vec<i32>)>, String> {
+/// The entries of a map column to keep, in order (indices into the keys and values as decoded),
+/// and the maps' offsets into them.
+pub struct KeyOrder {
+    pub take: Vec<u32>,
+    pub offsets: Vec<i32>,
+}
+
+/// `None` when every map's keys are already strictly increasing; else the entries in key order.
+pub fn key_order(keys: &Values, offsets: &[i32]) -> Result<Option<KeyOrder>, String> {
     let cmp = |a: usize, b: usize| -> Ordering {
         match keys {
             Values::Var(o, bytes) => {
@@ -52,7 +58,7 @@ pub fn key_order(keys: &Values, offsets: &[i32]) -> Result<Option<(Vec<u32>, Vec
         }
         new_offsets.push(take.len() as i32);
     }
-    Ok(Some((take, new_offsets)))
+    Ok(Some(KeyOrder { take, offsets: new_offsets }))
 }
 
 /// The values of `array` at `indices`, in that order.
@@ -75,16 +81,16 @@ mod tests {
     fn the_last_entry_of_a_key_wins_and_keys_are_ordered() {
         // map 1: keys 3, 1, 3 (entries 0, 1, 2); map 2: keys 2, 2 (entries 3, 4)
         let keys = Values::I64(vec![3, 1, 3, 2, 2]);
-        let (take, offsets) = key_order(&keys, &[0, 3, 5]).unwrap().unwrap();
-        assert_eq!(take, vec![1, 2, 4]);
-        assert_eq!(offsets, vec![0, 2, 3]);
+        let order = key_order(&keys, &[0, 3, 5]).unwrap().unwrap();
+        assert_eq!(order.take, vec![1, 2, 4]);
+        assert_eq!(order.offsets, vec![0, 2, 3]);
     }
 
     #[test]
     fn strings_order_by_bytes() {
         let keys = Values::Var(vec![0, 1, 3, 4], b"b\xc3\xa9a".to_vec()); // "b", "é", "a"
-        let (take, offsets) = key_order(&keys, &[0, 3]).unwrap().unwrap();
-        assert_eq!(take, vec![2, 0, 1]);
-        assert_eq!(offsets, vec![0, 3]);
+        let order = key_order(&keys, &[0, 3]).unwrap().unwrap();
+        assert_eq!(order.take, vec![2, 0, 1]);
+        assert_eq!(order.offsets, vec![0, 3]);
     }
 }

@@ -239,7 +239,7 @@ class NativeProtobufColumns:
             # the per-record converter refuses such a record (MessageTooDeepError)
             raise NoProgram(f"the message nests {depth} levels (max_depth {limits.max_depth})")
         self._any_key = registry_of(deser) is None
-        self._dec = mod.ProtobufArrowDecoder(prog, depth, limits.max_items, self._any_key)
+        self._dec = mod.ProtobufArrowDecoder(prog, depth, limits.max_items, self._any_key, deser._cache_size)
         self._heads: Dict[bytes, Optional[str]] = {}  # head -> None (accepted) or why it is refused
         self._off: Optional[str] = None  # set when the columns' type differs from the reference
         #: calls decoded here, and calls handed to the per-record path (tests and measurements)

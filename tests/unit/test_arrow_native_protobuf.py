@@ -682,6 +682,7 @@ def test_frame_heads_kept_are_bounded() -> None:
     assert deser.deserialize_arrow(frames, CTX).num_rows == 6
     native = _native_of(deser)
     assert len(native._heads) <= 2 and native.taken == 0  # three heads in one call: more than kept
+    assert native.refused == (None, "more frame heads in one call than the cache keeps")
     for one in (frames[:2], frames[2:4], frames[4:]):
         assert deser.deserialize_arrow(one, CTX).num_rows == 2
     assert len(native._heads) <= 2 and native.taken == 3

@@ -50,15 +50,18 @@ const MAX_INDEXES: usize = 63;
 /// Why a call decoded nothing: the index of the frame (or `None`: the whole call) and a message.
 type Refusal = (Option<usize>, String);
 
-/// `ProtobufArrowDecoder(program, depth, max_items, any_key)`: decodes frames into the columns
-/// of one reader message. `any_key`: every schema id and message-index path is read with the
-/// program (a deserializer without a registry client); else only the keys `add_key` accepted.
+/// `ProtobufArrowDecoder(program, depth, max_items, any_key, max_heads)`: decodes frames into the
+/// columns of one reader message. `any_key`: every schema id and message-index path is read with
+/// the program (a deserializer without a registry client); else only the heads `add_key` accepted
+/// (at most `max_heads` kept).
 #[pyclass(module = "serdes._serdes_native", frozen)]
 pub struct ProtobufArrowDecoder {
     program: Arc<MessageDef>,
     depth: usize,
     max_items: usize,
     any_key: bool,
+    /// the most heads Python keeps accepted (its cache size): a call with more new ones is refused
+    max_heads: usize,
     /// accepted frame heads: the 4-byte schema id and the message-index bytes
     keys: Mutex<HashSet<Vec<u8>>>,
 }
@@ -154,9 +157,15 @@ fn refused<'py>(py: Python<'py>, index: Option<usize>, reason: &str) -> PyResult
 #[pymethods]
 impl ProtobufArrowDecoder {
     #[new]
-    fn new(program: &Bound<'_, PyAny>, depth: usize, max_items: usize, any_key: bool) -> PyResult<Self> {
+    fn new(
+        program: &Bound<'_, PyAny>,
+        depth: usize,
+        max_items: usize,
+        any_key: bool,
+        max_heads: usize,
+    ) -> PyResult<Self> {
         let program = program::parse_message(program, 0)?;
-        Ok(ProtobufArrowDecoder { program, depth, max_items, any_key, keys: Mutex::new(HashSet::new()) })
+        Ok(ProtobufArrowDecoder { program, depth, max_items, any_key, max_heads, keys: Mutex::new(HashSet::new()) })
     }
 
     /// `add_key(head)`: frames whose schema id and message indexes are `head` (the frame's bytes
@@ -199,7 +208,9 @@ impl ProtobufArrowDecoder {
             }
         }
         let mut bodies: Vec<Option<&[u8]>> = Vec::with_capacity(items.len());
+        // the heads not accepted yet, each once, in order (at most `max_heads`: Python keeps no more)
         let mut missing: Vec<&[u8]> = Vec::new();
+        let mut seen: HashSet<&[u8]> = HashSet::new();
         let mut tombstones = false;
         {
             let keys = self.keys()?;
@@ -222,7 +233,10 @@ impl ProtobufArrowDecoder {
                 if !self.any_key && head != last_known {
                     if keys.contains(head) {
                         last_known = head;
-                    } else if !missing.contains(&head) {
+                    } else if seen.insert(head) {
+                        if missing.len() == self.max_heads {
+                            return refused(py, None, "more frame heads in one call than the cache keeps");
+                        }
                         missing.push(head);
                     }
                 }

@@ -792,3 +792,56 @@ def test_random_message_shapes_decode_alike(data: Any) -> None:
         frames.insert(data.draw(st.integers(0, len(frames))), None)
     _, _, native = _both(_generated(cls), frames)
     assert native.taken == 1
+
+
+def test_timestamp_and_duration_boundaries() -> None:
+    head = _head(_frames(Every, [Every()])[0])
+    bound = 2**63 - 1  # int64 nanoseconds: seconds * 10^9 + nanos must fit (the column's storage)
+    seconds, nanos = divmod(bound, 10**9)
+    low_seconds, low_nanos = divmod(-(2**63), 10**9)
+
+    def ts(number: int, s: int, n: int) -> bytes:
+        return _len(number, _tag(1, 0) + _varint(s) + _tag(2, 0) + _varint(n))
+
+    fits = [ts(_num("ts"), seconds, nanos) + ts(_num("du"), low_seconds, low_nanos),
+            ts(_num("ts"), low_seconds, low_nanos) + ts(_num("du"), seconds, nanos),
+            ts(_num("ts"), 0, -1) + ts(_num("du"), -1, 999_999_999)]  # nanos of either sign, as written
+    got, _, native = _both(_generated(Every), [head + b for b in fits])
+    assert native.taken == 1
+    assert pa.record_batch(got).column("ts").cast(pa.int64()).to_pylist() == [bound, -(2**63), -1]
+    beyond = [ts(_num("ts"), seconds, nanos + 1), ts(_num("du"), low_seconds, low_nanos - 1)]
+    for body in beyond:
+        got, _, native = _both(_generated(Every), [head + b for b in fits] + [head + body])
+        assert native.taken == 0 and [(i, type(e)) for i, e in got.errors] == [(3, ColumnValueError)]
+
+
+def test_a_thread_without_stack_for_the_reader_gets_the_per_record_path() -> None:
+    import threading
+
+    fb = _File("deep.proto", "t.deep")
+    levels = 50  # (50 + 16) * 2 KiB of stack wanted: more than a 160 KiB thread has
+    for d in range(levels):
+        m = fb.message(f"L{d}")
+        fb.field(m, "v", 1, F.TYPE_INT32)
+        if d + 1 < levels:
+            fb.field(m, "c", 2, F.TYPE_MESSAGE, f".t.deep.L{d + 1}")
+    (cls,) = fb.classes("L0")
+    msg = cls(v=1)
+    inner = msg
+    for _ in range(levels - 1):
+        inner = inner.c
+        inner.v = 2
+    frames = _frames(cls, [msg, msg])
+    deser = _generated(cls)()
+    out: List[Any] = []
+    old = threading.stack_size(160 * 1024)
+    try:
+        t = threading.Thread(target=lambda: out.append(deser.deserialize_arrow(frames, CTX)))
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old)
+    native = _native_of(deser)
+    assert native.declined == 1 and native.refused is not None and "stack" in native.refused[1], native.refused
+    assert _same(pa.record_batch(deser.deserialize_arrow(frames, CTX)), pa.record_batch(out[0]))
+    assert native.taken == 1

@@ -269,10 +269,9 @@ fn nanoseconds(data: &[u8]) -> Result<i64, Fail> {
             _ => c.skip(wt)?,
         }
     }
-    seconds
-        .checked_mul(NANOS)
-        .and_then(|s| s.checked_add(i64::from(nanos)))
-        .ok_or("a Timestamp or Duration beyond int64 nanoseconds")
+    // in 128 bits, as Python's ints: -9223372037 s + 145224192 ns is int64's least nanosecond
+    let ns = i128::from(seconds) * i128::from(NANOS) + i128::from(nanos);
+    i64::try_from(ns).map_err(|_| "a Timestamp or Duration beyond int64 nanoseconds")
 }
 
 /// A google.protobuf.*Value wrapper: its `value` (field 1; absent is the default).

@@ -699,18 +699,19 @@ _KIND_VALUES: Dict[int, Any] = {
     F.TYPE_UINT64: st.integers(0, 2**64 - 1), F.TYPE_FIXED64: st.integers(0, 2**64 - 1),
     F.TYPE_BOOL: st.booleans(), F.TYPE_STRING: st.text(max_size=5), F.TYPE_BYTES: st.binary(max_size=5),
 }
-_FIELD_KINDS = st.sampled_from(sorted(_KIND_VALUES) + ["message", "enum", "map", "timestamp", "wrapper"])
+_FIELD_KINDS = st.sampled_from(sorted(_KIND_VALUES) + ["message", "enum", "map", "map_msg", "timestamp", "wrapper"])
 
 
 @st.composite
 def _shapes(draw: Any) -> List[Tuple[Any, str]]:
-    """A message shape: fields of random kinds and cardinalities, one level of nesting."""
+    """A message shape: fields of random kinds and cardinalities (members of one oneof among
+    them), one level of nesting."""
     out = []
     for kind in draw(st.lists(_FIELD_KINDS, min_size=1, max_size=8)):
-        card = draw(st.sampled_from(["single", "optional", "repeated"]))
+        card = draw(st.sampled_from(["single", "optional", "repeated", "oneof"]))
         if kind in ("message", "timestamp", "wrapper") and card == "single":
             card = "optional"
-        if kind == "map":
+        if kind in ("map", "map_msg"):
             card = "map"
         out.append((kind, card))
     return out
@@ -725,10 +726,15 @@ def _shape_class(shape: List[Tuple[Any, str]]) -> Any:
     fb.field(leaf, "a", 1, F.TYPE_SINT32)
     fb.field(leaf, "b", 2, F.TYPE_STRING, repeated=True)
     m = fb.message("M")
+    if any(card == "oneof" for _, card in shape):
+        m.oneof_decl.add(name="pick")  # the real oneof first: synthetic ones (`optional`) come after
     for i, (kind, card) in enumerate(shape, start=1):
         name = f"f{i}"
         if kind == "map":
             fb.map(m, name, i, F.TYPE_STRING, F.TYPE_INT64)
+            continue
+        if kind == "map_msg":
+            fb.map(m, name, i, F.TYPE_INT32, F.TYPE_MESSAGE, ".t.h.Leaf")
             continue
         typ, type_name = {
             "message": (F.TYPE_MESSAGE, ".t.h.Leaf"), "enum": (F.TYPE_ENUM, ".t.h.E"),
@@ -736,7 +742,7 @@ def _shape_class(shape: List[Tuple[Any, str]]) -> Any:
             "wrapper": (F.TYPE_MESSAGE, ".google.protobuf.StringValue"),
         }.get(kind, (kind, ""))
         fb.field(m, name, i, typ, type_name, repeated=card == "repeated", optional=card == "optional"
-                 and kind not in ("message", "timestamp", "wrapper"))
+                 and kind not in ("message", "timestamp", "wrapper"), oneof=0 if card == "oneof" else None)
     (cls,) = fb.classes("M")
     return cls
 
@@ -754,9 +760,15 @@ def _value(draw: Any, kind: Any) -> Any:
 
 
 def _fill(msg: Any, name: str, kind: Any, card: str, draw: Any) -> None:
-    if card == "map":
+    if kind == "map":
         for k, v in draw(st.dictionaries(st.text(max_size=3), st.integers(-(2**63), 2**63 - 1), max_size=4)).items():
             getattr(msg, name)[k] = v
+        return
+    if kind == "map_msg":
+        for k in draw(st.lists(st.integers(-(2**31), 2**31 - 1), max_size=3)):
+            leaf = getattr(msg, name)[k]
+            leaf.a = draw(st.integers(-5, 5))
+            leaf.b.extend(draw(st.lists(st.text(max_size=2), max_size=2)))
         return
     count = draw(st.integers(0, 3)) if card == "repeated" else draw(st.integers(0, 1))
     for _ in range(count):
@@ -845,3 +857,37 @@ def test_a_thread_without_stack_for_the_reader_gets_the_per_record_path() -> Non
     assert native.declined == 1 and native.refused is not None and "stack" in native.refused[1], native.refused
     assert _same(pa.record_batch(deser.deserialize_arrow(frames, CTX)), pa.record_batch(out[0]))
     assert native.taken == 1
+
+
+def _outcome(make: Callable[[], Any], frames: List[Any]) -> Tuple[Any, ...]:
+    """What a call gives: the batch's Python values, rows and error types, or the exception's type."""
+    try:
+        got = make().deserialize_arrow(frames, CTX, errors="collect")
+    except Exception as e:  # a failure that is not a record's: the per-record path raises it too
+        return ("raised", type(e))
+    return (_canon(pa.record_batch(got).to_pylist()), got.rows, [(i, type(e)) for i, e in got.errors])
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.integers(0, 23), st.lists(st.tuples(st.sampled_from(["cut", "set", "insert"]), st.integers(0, 10**6),
+                                              st.binary(min_size=1, max_size=3)), min_size=1, max_size=3))
+def test_corrupted_frames_decode_alike(n: int, edits: List[Tuple[str, int, bytes]]) -> None:
+    """Random damage to a valid frame (truncated, bytes overwritten or inserted): whatever it
+    becomes -- still valid, another valid message, malformed -- the native path's result is the
+    per-record path's, and nothing crashes."""
+    frames: List[Any] = _frames(Every, [_every(n), _every(n + 1)])
+    frame = bytearray(frames[0])
+    for kind, at, data in edits:
+        at = 7 + at % max(1, len(frame) - 7)  # in the message, after the 7-byte prefix ([2])
+        if kind == "cut":
+            frame = frame[:at]
+        elif kind == "set":
+            frame[at:at + len(data)] = data
+        else:
+            frame[at:at] = data
+    frames[0] = bytes(frame)
+    make = _generated(Every)
+    got = _outcome(make, frames)
+    with _native.forced_pure():
+        ref = _outcome(make, frames)
+    assert got == ref

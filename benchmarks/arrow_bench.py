@@ -1,11 +1,11 @@
 """Columnar decode and encode (serdes.arrow) against per-record decoding, in one process.
 
 Lanes, per format (standard records of benchmarks/serde_cases.py, 20,000 frames, medians of 5, the
-garbage collector off while timing, as ``timeit`` does; the Avro columnar lanes take turns within
-each repetition, so that the machine's drift in speed reaches them alike):
+garbage collector off while timing, as ``timeit`` does; the native columnar lanes of Avro and
+Protobuf take turns within each repetition, so that the machine's drift in speed reaches them alike):
 
-* ``serdes deserialize_arrow``: frames -> one Arrow batch (for Avro: the native columnar decoder,
-  on arrow-avro, when the extension is built; ``threads=2``: the same on two threads);
+* ``serdes deserialize_arrow``: frames -> one Arrow batch (for Avro and Protobuf: the native
+  columnar decoders, when the extension is built; ``threads=2``: the same on two threads);
 * ``serdes deserialize_arrow, pure Python``: the same call in a process without the extension;
 * ``serdes per-record dicts``: ``deserialize_batch`` (what columnar output starts from today);
 * ``confluent-kafka + from_pylist``: confluent-kafka's deserializer per record, then
@@ -13,6 +13,8 @@ each repetition, so that the machine's drift in speed reaches them alike):
 * Avro only: ``arrow-avro alone (floor)``, the crate's own streaming decoder over the same frames
   laid end to end, timed inside Rust (no Python, no per-frame checks); ``pyruhvro`` (schemaless
   Avro: no registry, no framing) on the frames' bodies, prefix already stripped, when installed;
+* Protobuf only: ``native loop alone (floor)``, serdes' Protobuf loop over the same frames into
+  columns, timed inside Rust (no Python, no hand-over to pyarrow);
 * ``serdes serialize_arrow`` of the same rows.
 
 Avro also gets ``peak memory / Arrow buffers``: the rise of the process's peak RSS (Linux's
@@ -117,18 +119,23 @@ def _lanes(fmt: str, ser: Any, deser: Any, pure: Any, ck_deser: Any, frames: Lis
     else:
         def ck_rows() -> List[Any]:
             return [ck_deser(f, CTX) for f in frames]
-    if fmt == "avro":
+    if fmt in ("avro", "protobuf"):
         # the native columnar lanes and their references, taking turns
         turns: Dict[str, Callable[[], Any]] = {
             "serdes deserialize_arrow": lambda: deser.deserialize_arrow(frames, CTX),
             "serdes deserialize_arrow threads=2": lambda: deser.deserialize_arrow(frames, CTX, threads=2),
         }
-        floor = _crate_floor(deser, frames)
-        if floor is not None:
-            turns["arrow-avro alone (floor)"] = floor
-        ruhvro = _pyruhvro(frames)
-        if ruhvro is not None:
-            turns["pyruhvro (bodies, no registry)"] = ruhvro
+        if fmt == "avro":
+            floor = _crate_floor(deser, frames)
+            if floor is not None:
+                turns["arrow-avro alone (floor)"] = floor
+            ruhvro = _pyruhvro(frames)
+            if ruhvro is not None:
+                turns["pyruhvro (bodies, no registry)"] = ruhvro
+        else:
+            floor = _protobuf_loop(deser, frames)
+            if floor is not None:
+                turns["native loop alone (floor)"] = floor
         lanes = _interleaved_ns(turns, count, reps)
     else:
         lanes = {"serdes deserialize_arrow": _median_ns(lambda: deser.deserialize_arrow(frames, CTX), count, reps)}
@@ -151,6 +158,16 @@ def _crate_floor(deser: Any, frames: List[bytes]) -> Any:
         return None
     dec = natives[0]._dec
     return lambda: int(dec._crate_floor_ns(frames, 1)[0])
+
+
+def _protobuf_loop(deser: Any, frames: List[bytes]) -> Any:
+    """One timing of serdes' native Protobuf loop alone over ``frames`` into columns (ns, measured
+    inside Rust: no Python, no hand-over to pyarrow), or ``None`` without the extension."""
+    natives = [n for n in deser.__dict__.get("_arrow_native_protobuf", {}).values() if n is not None]
+    if not natives:
+        return None
+    dec = natives[0]._dec
+    return lambda: int(dec._decode_ns(frames, 1)[0])
 
 
 def _pyruhvro(frames: List[bytes]) -> Any:
@@ -211,6 +228,7 @@ def _memory(count: int) -> Dict[str, Any]:
 def run(count: int, reps: int) -> Dict[str, Any]:
     out: Dict[str, Any] = {"count": count, "reps": reps, "pyarrow": pa.__version__,
                            "implementation": _native.implementation(), "formats": {}}
+    decoders: Dict[str, Any] = {}
     for fmt in ("avro", "protobuf", "json"):
         registry = SchemaRegistryClient.new_client({"url": f"mock://arrow-bench-{fmt}"})
         ser, deser, ck_deser = _serdes(fmt, registry)
@@ -224,9 +242,15 @@ def run(count: int, reps: int) -> Dict[str, Any]:
             "ns_per_record": {k: round(v, 1) for k, v in lanes.items()},
             "decode_speedup_vs_confluent_from_pylist": round(base / lanes["serdes deserialize_arrow"], 2),
         }
-        if "arrow-avro alone (floor)" in lanes:
-            out["formats"][fmt]["decode_over_floor"] = round(
-                lanes["serdes deserialize_arrow"] / lanes["arrow-avro alone (floor)"], 2)
+        for floor in ("arrow-avro alone (floor)", "native loop alone (floor)"):
+            if floor in lanes:
+                out["formats"][fmt]["decode_over_floor"] = round(lanes["serdes deserialize_arrow"] / lanes[floor], 2)
+        decoders[fmt] = (deser, frames)
+    # the issue's measure, Protobuf's columnar decode against Avro's: the two taking turns
+    both = _interleaved_ns({fmt: (lambda d=d, f=f: d.deserialize_arrow(f, CTX)) for fmt, (d, f) in decoders.items()
+                            if fmt != "json"}, count, reps)
+    out["protobuf_over_avro"] = {"avro_ns": round(both["avro"], 1), "protobuf_ns": round(both["protobuf"], 1),
+                                 "ratio": round(both["protobuf"] / both["avro"], 2)}
     out["formats"]["avro"]["peak_memory_over_arrow_buffers"] = _memory(200_000)
     return out
 
@@ -242,6 +266,9 @@ def main() -> None:
     for fmt, r in result["formats"].items():
         lanes = ", ".join(f"{k} {v:.0f} ns" for k, v in r["ns_per_record"].items())
         print(f"{fmt}: {lanes}; columnar decode {r['decode_speedup_vs_confluent_from_pylist']}x confluent-kafka + from_pylist")
+    both = result["protobuf_over_avro"]
+    print(f"taking turns: avro deserialize_arrow {both['avro_ns']:.0f} ns, protobuf {both['protobuf_ns']:.0f} ns: "
+          f"{both['ratio']}x")
 
 
 if __name__ == "__main__":

@@ -5,15 +5,15 @@ The batch has one schema, the *reader* schema's columns (:mod:`serdes.arrow._avr
 Protobuf's message class), else the latest schema registered under the records' subject (when the
 topic is known: ``ctx`` or messages), else the writer schema when every record has the same one.
 Every record is decoded to its reader-shaped value by serdes' per-record decoders, with the same
-limits, then the values become columns; for Avro the native columnar decoder does both at once
-when the extension is active (:mod:`serdes.arrow._native`), with the same result, and hands any
-list it does not take back to that path.
+limits, then the values become columns; for Avro and Protobuf the native columnar decoders do
+both at once when the extension is active (:mod:`serdes.arrow._native`, ``_native_protobuf``), with
+the same result, and hand any list they do not take back to that path.
 """
 
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 from confluent_kafka.schema_registry import Schema
@@ -32,6 +32,7 @@ from ._avro import NoColumnarShape, avro_shape
 from ._batch import METADATA, ArrowBatch, metadata_columns
 from ._json import json_shape
 from ._native import NativeAvroColumns, native_columns
+from ._native_protobuf import NativeProtobufColumns, native_protobuf_columns
 from ._protobuf import protobuf_shape
 from ._shapes import ShapeError, Struct
 
@@ -43,11 +44,11 @@ _MAX_VIEWS = 16
 
 class _View:
     """How one deserializer decodes records for one reader schema: ``shape`` (the columns),
-    ``decode(payload, ctx)`` (one record's reader-shaped value; typed errors) and, for Avro,
-    ``native``: the columnar decoder that may take a whole list first (``_native_columns``)."""
+    ``decode(payload, ctx)`` (one record's reader-shaped value; typed errors) and, for Avro and
+    Protobuf, ``native``: the columnar decoder that may take a whole list first (``_native_columns``)."""
 
     shape: Struct
-    native: Optional[NativeAvroColumns] = None
+    native: Optional[Union[NativeAvroColumns, NativeProtobufColumns]] = None
 
     def decode(self, payload: Any, ctx: Optional[SerializationContext]) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -228,7 +229,9 @@ def _protobuf_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Seque
             msg = cls.FromString(msg.SerializeToString())
         return to_dict(msg)
 
-    return _Direct(deser, protobuf_shape(desc, deser._limits.max_schema_depth), convert)
+    view = _Direct(deser, protobuf_shape(desc, deser._limits.max_schema_depth), convert)
+    view.native = native_protobuf_columns(deser, desc, view.shape.type)
+    return view
 
 
 def _view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
@@ -242,14 +245,14 @@ def _view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any])
 
 def _cached_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
     """The view of a given reader schema is kept on the deserializer (its decoders compile once),
-    and so is an Avro deserializer's view of its own reader schema; the others depend on the
-    records and the registry, and are built per call."""
+    and so is an Avro or Protobuf deserializer's view of its own reader schema (message class);
+    the others depend on the records and the registry, and are built per call."""
     if reader is None:
         own: Optional[_View] = deser.__dict__.get("_arrow_own_view")
         if own is not None:
             return own
         own = _view(deser, reader, payloads, ctxs)
-        if isinstance(own, _Direct) and deser._schema_type == "AVRO":
+        if isinstance(own, _Direct) and deser._schema_type in ("AVRO", "PROTOBUF"):
             deser.__dict__["_arrow_own_view"] = own
         return own
     views: Dict[Any, _View] = deser.__dict__.setdefault("_arrow_views", {})

@@ -6,7 +6,7 @@ unwrapped); going back, :func:`message_from_dict` builds the message the seriali
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 import pyarrow as pa
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -80,6 +80,20 @@ def _well_known(md: Descriptor) -> "Shape | None":
     return None
 
 
+class KeyOrderedMap(MapOf):
+    """A Protobuf map: each map's entries in key order. Protobuf maps have no order (the upb
+    runtime iterates its hash table's, the pure-Python one its insertion order), so the column
+    takes one that depends on neither, and that the native decoder gives too."""
+
+    def __init__(self, key: Shape, value: Shape, value_nullable: bool) -> None:
+        super().__init__(key, value, value_nullable)
+        self.plain = False  # pyarrow.array would keep the dicts' order: built here, in key order
+
+    def build(self, values: Sequence[Any], path: str) -> pa.Array:
+        return super().build([v if not isinstance(v, dict) or len(v) < 2 else {k: v[k] for k in sorted(v)}
+                              for v in values], path)
+
+
 def protobuf_shape(desc: Descriptor, max_depth: int = 64) -> Struct:
     """The columns of message ``desc``: one per field, in declaration order (oneof members each a
     nullable column). Raises :class:`NoColumnarShape` for a message that contains itself."""
@@ -105,7 +119,7 @@ def protobuf_shape(desc: Descriptor, max_depth: int = 64) -> Struct:
             if mt is not None and mt.GetOptions().map_entry:
                 key = field_shape(mt.fields_by_name["key"], inner)
                 value = field_shape(mt.fields_by_name["value"], inner)
-                fields.append((f.name, MapOf(key, value, False), False))
+                fields.append((f.name, KeyOrderedMap(key, value, False), False))
             elif is_repeated(f):
                 fields.append((f.name, ListOf(field_shape(f, inner), False), False))
             else:

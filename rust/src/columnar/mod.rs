@@ -33,6 +33,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyList, PyTuple};
 use crate::{panics, stack};
 
 mod flat;
+mod protobuf;
 
 /// Stack one level of `arrow-avro`'s recursive record decoders may use, with room to spare (a
 /// release build uses a few hundred bytes per level).
@@ -445,5 +446,6 @@ impl AvroArrowDecoder {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AvroArrowDecoder>()?;
     m.add_class::<ArrowColumns>()?;
+    protobuf::register(m)?;
     Ok(())
 }

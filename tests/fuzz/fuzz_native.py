@@ -11,7 +11,10 @@ same schema in the same process (serdes._native.forced_pure):
 * ``json dispatch`` / ``json encode``: framed JSON through ``JSONDeserializer`` and JSON-ish values
   through ``JSONSerializer`` (the dispatchers' step arms: parse, validate, convert, dump);
 * ``encode``: a value built from the input along a schema (with wrong types, out-of-range numbers,
-  lone surrogates, NaN, naive datetimes mixed in) through ``AvroSerializer``'s native encoder.
+  lone surrogates, NaN, naive datetimes mixed in) through ``AvroSerializer``'s native encoder;
+* ``arrow``: a list of frames (valid ones, and frame heads followed by the input's bytes) through
+  ``deserialize_arrow`` with ``errors="collect"`` -- the native columnar decoders (Avro, Protobuf)
+  against the per-record path: the same batch, rows and error classes.
 
 A finding is: a crash or a ``BaseException`` (a PyO3 ``PanicException``), a value or byte string
 that differs from the pure path's, one side raising where the other does not, or different error
@@ -50,6 +53,10 @@ with atheris.instrument_imports(include=["serdes"]):
     from serdes.avro import AvroDeserializer, AvroSerializer
     from serdes.avro._native_decoder import compile_native_decoder
     from serdes.json import JSONDeserializer, JSONSerializer
+    from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer
+
+import pyarrow as pa  # noqa: E402
+from serdes_test import order_pb2  # noqa: E402
 
 _root = os.environ.get("SERDES_FUZZ_EXPECT_ROOT")  # run.sh: the package copy --coverage loads
 if _root and not serdes.__file__.startswith(_root):
@@ -130,7 +137,14 @@ def _build() -> Dict[str, Any]:
     jtext = json.dumps(JSON_SCHEMA)
     items = {"serdes.max.items": MAX_ITEMS}
     parsed = [(fastavro.parse_schema(w), None if r is None else fastavro.parse_schema(r)) for w, r in SCHEMAS]
-    return {"decoders": decoders, "parsed": parsed, "ctx": SerializationContext("fuzz", MessageField.VALUE), "sers": sers,
+    pb_conf = {"use.deprecated.format": False}
+    arrow = {
+        "avro": [(AvroDeserializer(client, conf=items), _pure(lambda: AvroDeserializer(client, conf=items)))],
+        "protobuf": [(ProtobufDeserializer(order_pb2.Order, {**pb_conf, **items}),
+                      _pure(lambda: ProtobufDeserializer(order_pb2.Order, {**pb_conf, **items})))],
+    }
+    return {"arrow": arrow, "pb_ser": ProtobufSerializer(order_pb2.Order, client, pb_conf),
+            "decoders": decoders, "parsed": parsed, "ctx": SerializationContext("fuzz", MessageField.VALUE), "sers": sers,
             "deser": (AvroDeserializer(client, conf=items), _pure(lambda: AvroDeserializer(client, conf=items))),
             "json_ser": (JSONSerializer(jtext, client), _pure(lambda: JSONSerializer(jtext, client))),
             "json_de": (JSONDeserializer(None, schema_registry_client=client),
@@ -284,10 +298,54 @@ def check(target: str, native: Tuple[str, Any], pure: Tuple[str, Any], decoder: 
 STATE: Dict[str, Any] = {}
 
 
+def _storage(t: Any) -> Any:
+    """``t`` with timestamps and durations as int64 (pyarrow gives nanosecond ones to Python only
+    through pandas)."""
+    if pa.types.is_timestamp(t) or pa.types.is_duration(t):
+        return pa.int64()
+    if pa.types.is_struct(t):
+        return pa.struct([pa.field(f.name, _storage(f.type), f.nullable) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(pa.field("key", _storage(t.key_type), False),
+                       pa.field("value", _storage(t.item_type), t.item_field.nullable))
+    if pa.types.is_list(t):
+        return pa.list_(pa.field(t.value_field.name, _storage(t.value_type), t.value_field.nullable))
+    return t
+
+
+def arrow_view(batch: Any) -> Tuple[Any, ...]:
+    """What two columnar results must share: schema, values (NaN equal to NaN), rows, error classes."""
+    rb = pa.record_batch(batch)
+    schema = pa.schema([pa.field(f.name, _storage(f.type), f.nullable) for f in rb.schema])
+    rows = pa.Table.from_batches([rb]).cast(schema).to_pylist()
+    return (rb.schema, _canon(rows), list(batch.rows), [(i, type(e).__name__) for i, e in batch.errors])
+
+
+def _canon(v: Any) -> Any:
+    if isinstance(v, float) and math.isnan(v):
+        return "NaN"
+    if isinstance(v, list):
+        return [_canon(x) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_canon(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _canon(x) for k, x in v.items()}
+    return v
+
+
+def columnar(deser: Any, frames: List[Any], ctx: Any, pure: bool) -> Tuple[str, Any]:
+    def run() -> Any:
+        return arrow_view(deser.deserialize_arrow(frames, ctx, errors="collect"))
+    if pure:
+        with _native.forced_pure():
+            return outcome(run)
+    return outcome(run)
+
+
 def test_one_input(data: bytes) -> None:
     st = STATE
     fdp = atheris.FuzzedDataProvider(data)
-    target = fdp.ConsumeIntInRange(0, 4)
+    target = fdp.ConsumeIntInRange(0, 5)
     if target == 0:
         i = fdp.ConsumeIntInRange(0, len(st["decoders"]) - 1)
         native, pure = st["decoders"][i]
@@ -312,6 +370,23 @@ def test_one_input(data: bytes) -> None:
         data = head + fdp.ConsumeBytes(fdp.remaining_bytes())
         native, pure = st["json_de"]
         check("json dispatch", outcome(native, data, st["ctx"]), outcome(pure, data, st["ctx"]))
+    elif target == 5:
+        fmt = ("avro", "protobuf")[fdp.ConsumeIntInRange(0, 1)]
+        native, pure = st["arrow"][fmt][0]
+        valid = st["arrow_frames"][fmt]
+        frames: List[Any] = []
+        for _ in range(fdp.ConsumeIntInRange(1, 4)):
+            k = fdp.ConsumeIntInRange(0, 7)
+            if k == 0:
+                frames.append(None)   # a tombstone
+            elif k < 3:
+                frames.append(valid[fdp.ConsumeIntInRange(0, len(valid) - 1)])
+            else:
+                head = st["arrow_heads"][fmt] if k < 7 else fdp.ConsumeBytes(5)
+                frames.append(head + fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 200)))
+        # no context: the columns follow the frames' one writer schema (with a topic, the latest
+        # registered under its subject would be the reader)
+        check(f"arrow {fmt} {frames!r:.300}", columnar(native, frames, None, False), columnar(pure, frames, None, True))
     elif target == 4:
         v = json_value(fdp)
         native, pure = st["json_ser"]
@@ -342,6 +417,18 @@ def setup() -> None:
     STATE.update(_build())
     STATE["heads"] = [native(rec, STATE["ctx"])[:5] for (native, _), rec in zip(STATE["sers"], VALID, strict=True)]
     STATE["json_head"] = STATE["json_ser"][0](JSON_VALID, STATE["ctx"])[:5]
+    ctx = STATE["ctx"]
+    pb = [order_pb2.Order(id=7, customer="ada", amount=1.5, paid=True, tags=["a", "b"], counts={"x": 1, "y": -2},
+                          blob=b"\x00\xff", priority=3),
+          order_pb2.Order()]
+    pb[0].created.FromSeconds(1_700_000_000)
+    STATE["arrow_frames"] = {"avro": [STATE["sers"][1][0](VALID[1], ctx), STATE["sers"][1][0](
+        {**VALID[1], "dec": decimal.Decimal("-0.001"), "id": uuid.UUID(int=2**128 - 1)}, ctx)],
+                             "protobuf": [STATE["pb_ser"](m, SerializationContext("fuzz-pb", MessageField.VALUE))
+                                          for m in pb]}
+    # the heads: Avro magic + id (the LOGICAL writer's); Protobuf's adds the message index byte
+    STATE["arrow_heads"] = {"avro": STATE["arrow_frames"]["avro"][0][:5],
+                            "protobuf": STATE["arrow_frames"]["protobuf"][0][:6]}
 
 
 def main() -> None:

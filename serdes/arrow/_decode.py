@@ -442,9 +442,10 @@ def _record_batch(shape: Struct, array: pa.StructArray) -> pa.RecordBatch:
     # Top-level columns are nullable: a tombstone (a None record) is a row of nulls.
     schema = pa.schema([pa.field(f.name, f.type, True) for f in shape.type])
     # Built column by column (Struct.build), a tombstone's slots are already null in every child;
-    if shape.plain:
-        # built by pyarrow.array: a null row's children hold placeholders, nulled by flatten()
-        # (no unions in a plain tree, which flatten() cannot take)
+    if shape.plain or shape.strict:
+        # built by pyarrow.array (a strict JSON object whose rows all hold declared properties is
+        # too): a null row's children hold placeholders, nulled by flatten() (no unions in a plain
+        # tree or a JSON one, which flatten() cannot take)
         return pa.RecordBatch.from_arrays(array.flatten(), schema=schema)
     return pa.RecordBatch.from_arrays([array.field(i) for i in range(array.type.num_fields)], schema=schema)
 

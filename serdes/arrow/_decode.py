@@ -13,7 +13,7 @@ list it does not take back to that path.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 from confluent_kafka.schema_registry import Schema
@@ -32,6 +32,7 @@ from ._avro import NoColumnarShape, avro_shape
 from ._batch import METADATA, ArrowBatch, metadata_columns
 from ._json import json_shape
 from ._native import NativeAvroColumns, native_columns
+from ._native_json import NativeJsonColumns, native_json_columns
 from ._protobuf import protobuf_shape
 from ._shapes import ShapeError, Struct
 
@@ -47,7 +48,7 @@ class _View:
     ``native``: the columnar decoder that may take a whole list first (``_native_columns``)."""
 
     shape: Struct
-    native: Optional[NativeAvroColumns] = None
+    native: Union[NativeAvroColumns, NativeJsonColumns, None] = None
 
     def decode(self, payload: Any, ctx: Optional[SerializationContext]) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -204,7 +205,10 @@ def _json_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[
         parsed = json.loads(text)
     except ValueError as e:
         raise SchemaMismatchError(f"the reader JSON Schema does not parse: {e}") from None
-    return _Direct(deser, json_shape(parsed, deser._limits.max_schema_depth))
+    view = _Direct(deser, json_shape(parsed, deser._limits.max_schema_depth))
+    if not view.shape.wrapped:
+        view.native = native_json_columns(deser, text, view.shape.type)
+    return view
 
 
 def _protobuf_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
@@ -416,6 +420,8 @@ def _native_columns(view: _View, deser: Any, payloads: List[Any], ctxs: List[Opt
         return None
     if deser._reads_headers and any(c is not None and c.headers for c in ({*ctxs} if by_message else ctxs[:1])):
         return None  # a schema-id header would name the writer, not the frame's prefix
+    if isinstance(native, NativeJsonColumns):
+        return native.decode(payloads, deser, ctxs[0])
     loc = RecordLocation.from_ctx(ctxs[0])
     return native.decode(payloads, lambda sid: _avro_writer(deser, sid, loc), threads)
 

@@ -13,6 +13,12 @@ each repetition, so that the machine's drift in speed reaches them alike):
 * Avro only: ``arrow-avro alone (floor)``, the crate's own streaming decoder over the same frames
   laid end to end, timed inside Rust (no Python, no per-frame checks); ``pyruhvro`` (schemaless
   Avro: no registry, no framing) on the frames' bodies, prefix already stripped, when installed;
+* JSON Schema only (when the native decoder takes the records): ``serdes JSON parser alone``, its
+  parse-validate-build loop over the same frames timed inside Rust (no Python around it); and
+  ``arrow-json alone (no validation)``, arrow-json's tape decoder over the bodies laid end to end
+  into the same columns, timed inside Rust, in builds with ``--features arrow-json-floor`` (the
+  measurement behind docs/arrow.md's choice of parser; wheels do not carry the crate). The JSON
+  lanes take turns too;
 * ``serdes serialize_arrow`` of the same rows.
 
 Avro also gets ``peak memory / Arrow buffers``: the rise of the process's peak RSS (Linux's
@@ -130,6 +136,10 @@ def _lanes(fmt: str, ser: Any, deser: Any, pure: Any, ck_deser: Any, frames: Lis
         if ruhvro is not None:
             turns["pyruhvro (bodies, no registry)"] = ruhvro
         lanes = _interleaved_ns(turns, count, reps)
+    elif fmt == "json":
+        turns = {"serdes deserialize_arrow": lambda: deser.deserialize_arrow(frames, CTX)}
+        turns.update(_json_floors(deser, frames))
+        lanes = _interleaved_ns(turns, count, reps)
     else:
         lanes = {"serdes deserialize_arrow": _median_ns(lambda: deser.deserialize_arrow(frames, CTX), count, reps)}
     with _native.forced_pure():
@@ -151,6 +161,20 @@ def _crate_floor(deser: Any, frames: List[bytes]) -> Any:
         return None
     dec = natives[0]._dec
     return lambda: int(dec._crate_floor_ns(frames, 1)[0])
+
+
+def _json_floors(deser: Any, frames: List[bytes]) -> Dict[str, Callable[[], Any]]:
+    """The JSON floors, each one timing inside Rust (ns): serdes' parser alone, and arrow-json's
+    decoder alone where the build has it; none without the native decoder."""
+    deser.deserialize_arrow(frames, CTX)  # the native decoder built, its programs added
+    natives = list(deser.__dict__.get("_arrow_native_json", {}).values())
+    if not natives or not natives[0].taken:
+        return {}
+    dec = natives[0]._dec
+    out: Dict[str, Callable[[], Any]] = {"serdes JSON parser alone": lambda: int(dec.parse_floor_ns(frames, 1)[0])}
+    if dec.has_arrow_json():
+        out["arrow-json alone (no validation)"] = lambda: int(dec.arrow_json_floor_ns(frames, 1)[0])
+    return out
 
 
 def _pyruhvro(frames: List[bytes]) -> Any:
@@ -227,6 +251,8 @@ def run(count: int, reps: int) -> Dict[str, Any]:
         if "arrow-avro alone (floor)" in lanes:
             out["formats"][fmt]["decode_over_floor"] = round(
                 lanes["serdes deserialize_arrow"] / lanes["arrow-avro alone (floor)"], 2)
+    avro, js = out["formats"]["avro"]["ns_per_record"], out["formats"]["json"]["ns_per_record"]
+    out["formats"]["json"]["decode_over_avro"] = round(js["serdes deserialize_arrow"] / avro["serdes deserialize_arrow"], 2)
     out["formats"]["avro"]["peak_memory_over_arrow_buffers"] = _memory(200_000)
     return out
 

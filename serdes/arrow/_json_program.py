@@ -393,3 +393,12 @@ class JsonColumnsDecoder:
     def parse_floor_ns(self, frames: List[bytes], reps: int) -> List[int]:
         """Nanoseconds of each of ``reps`` decodes of ``frames`` inside Rust (benchmarks)."""
         return list(self._dec._parse_floor_ns(frames, reps))
+
+    def has_arrow_json(self) -> bool:
+        """Whether this build has arrow-json to measure against (``--features arrow-json-floor``)."""
+        return hasattr(self._dec, "_arrow_json_floor_ns")
+
+    def arrow_json_floor_ns(self, frames: List[bytes], reps: int) -> List[int]:
+        """Nanoseconds of each of ``reps`` decodes of ``frames``' bodies by arrow-json alone into
+        the same columns, inside Rust, without validation (benchmarks)."""
+        return list(self._dec._arrow_json_floor_ns(frames, reps))

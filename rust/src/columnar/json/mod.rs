@@ -30,6 +30,8 @@ use super::ArrowColumns;
 use crate::{panics, stack};
 
 mod columns;
+#[cfg(feature = "arrow-json-floor")]
+mod floor;
 mod parse;
 mod program;
 
@@ -209,6 +211,19 @@ impl JsonArrowDecoder {
             drop(array);
         }
         Ok(out)
+    }
+
+    /// `_arrow_json_floor_ns(frames, reps)`: nanoseconds of each of `reps` decodes of `frames`'
+    /// bodies by arrow-json alone into the same columns (`floor.rs`; feature `arrow-json-floor`,
+    /// benchmarks only). The first frame's schema id must have a program.
+    #[cfg(feature = "arrow-json-floor")]
+    fn _arrow_json_floor_ns(&self, frames: &Bound<'_, PyList>, reps: usize) -> PyResult<Vec<u64>> {
+        let items: Vec<Bound<'_, PyBytes>> =
+            frames.iter().map(|x| x.cast_into::<PyBytes>().map_err(PyErr::from)).collect::<PyResult<_>>()?;
+        let bodies: Vec<&[u8]> = items.iter().map(|b| b.as_bytes().get(5..).unwrap_or_default()).collect();
+        let first = items.first().ok_or_else(|| PyValueError::new_err("no frames"))?;
+        let program = program_of(first.as_bytes(), &self.programs()?.clone()).map_err(PyValueError::new_err)?;
+        floor::arrow_json_ns(&program, &bodies, reps).map_err(PyValueError::new_err)
     }
 }
 

@@ -246,14 +246,16 @@ def _view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any])
 
 def _cached_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
     """The view of a given reader schema is kept on the deserializer (its decoders compile once),
-    and so is an Avro deserializer's view of its own reader schema; the others depend on the
-    records and the registry, and are built per call."""
+    and so is an Avro deserializer's view of its own reader schema, and a JSON deserializer's of
+    its ``schema_str``; the others depend on the records and the registry, and are built per call."""
     if reader is None:
         own: Optional[_View] = deser.__dict__.get("_arrow_own_view")
         if own is not None:
             return own
         own = _view(deser, reader, payloads, ctxs)
-        if isinstance(own, _Direct) and deser._schema_type == "AVRO":
+        if isinstance(own, _Direct) and (deser._schema_type == "AVRO" or (
+                deser._schema_type == "JSON" and own_schema(deser) is not None)):
+            # (a JSON deserializer's own schema_str: its view depends on nothing else)
             deser.__dict__["_arrow_own_view"] = own
         return own
     views: Dict[Any, _View] = deser.__dict__.setdefault("_arrow_views", {})

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, MapArray, StringArray, StructArray,
 };
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields};
 
 use super::program::{Kind, Program};
@@ -18,7 +18,8 @@ use super::program::{Kind, Program};
 pub enum Data {
     I64(Vec<i64>),
     F64(Vec<f64>),
-    Bool(BooleanBufferBuilder),
+    /// a byte per value while rows are added (a plain store), packed into bits at the end
+    Bool(Vec<bool>),
     /// offsets (the first 0) and the UTF-8 bytes
     Str(Vec<i32>, Vec<u8>),
     /// rows; and per property, the serial of the last object that set it (duplicates, absences)
@@ -31,8 +32,9 @@ pub enum Data {
 
 pub struct Col {
     /// validity: a null where the value is null or a struct above it is (a tombstone is a null
-    /// root); `None` until the column's first null (then every row before it is valid)
-    pub valid: Option<BooleanBufferBuilder>,
+    /// root); `None` until the column's first null (then every row before it is valid); a byte
+    /// per row, packed at the end
+    pub valid: Option<Vec<bool>>,
     pub data: Data,
 }
 
@@ -81,7 +83,7 @@ impl Columns {
                 let data = match &node.kind {
                     Kind::Int => Data::I64(Vec::with_capacity(n)),
                     Kind::Float => Data::F64(Vec::with_capacity(n)),
-                    Kind::Bool => Data::Bool(BooleanBufferBuilder::new(n)),
+                    Kind::Bool => Data::Bool(Vec::with_capacity(n)),
                     Kind::Str => {
                         let mut offsets = Vec::with_capacity(n + 1);
                         offsets.push(0);
@@ -103,15 +105,15 @@ impl Columns {
         let rows = col.data.len();
         col.valid
             .get_or_insert_with(|| {
-                let mut v = BooleanBufferBuilder::new(rows + 1);
-                v.append_n(rows, true);
+                let mut v = Vec::with_capacity(rows + 1);
+                v.resize(rows, true);
                 v
             })
-            .append(false);
+            .push(false);
         match &mut col.data {
             Data::I64(v) => v.push(0),
             Data::F64(v) => v.push(0.0),
-            Data::Bool(b) => b.append(false),
+            Data::Bool(b) => b.push(false),
             Data::Str(offsets, bytes) => offsets.push(offset(bytes.len())?),
             Data::List(offsets) | Data::Map(offsets, _, _) => {
                 let last = *offsets.last().unwrap_or(&0);
@@ -133,7 +135,7 @@ impl Columns {
     #[inline]
     pub fn set_valid(&mut self, node: usize) {
         if let Some(v) = &mut self.cols[node].valid {
-            v.append(true);
+            v.push(true);
         }
     }
 
@@ -145,12 +147,12 @@ impl Columns {
 
     fn array(&mut self, program: &Program, node: usize) -> Result<ArrayRef, String> {
         let col = &mut self.cols[node];
-        let nulls = col.valid.as_mut().map(|v| NullBuffer::new(v.finish()));
+        let nulls = col.valid.take().map(|v| NullBuffer::new(bits(&v)));
         let data = std::mem::replace(&mut col.data, Data::List(Vec::new()));
         let array: ArrayRef = match (data, &program.nodes[node].kind) {
             (Data::I64(v), _) => Arc::new(Int64Array::new(ScalarBuffer::from(v), nulls)),
             (Data::F64(v), _) => Arc::new(Float64Array::new(ScalarBuffer::from(v), nulls)),
-            (Data::Bool(mut b), _) => Arc::new(BooleanArray::new(b.finish(), nulls)),
+            (Data::Bool(b), _) => Arc::new(BooleanArray::new(bits(&b), nulls)),
             (Data::Str(offsets, bytes), _) => Arc::new(string_array(offsets, bytes, nulls)?),
             (Data::Struct(rows, _), Kind::Struct(props)) => {
                 let mut children = Vec::with_capacity(props.len());
@@ -200,6 +202,10 @@ impl Columns {
         };
         Ok(array)
     }
+}
+
+fn bits(bytes: &[bool]) -> BooleanBuffer {
+    BooleanBuffer::collect_bool(bytes.len(), |i| bytes[i])
 }
 
 fn string_array(offsets: Vec<i32>, bytes: Vec<u8>, nulls: Option<NullBuffer>) -> Result<StringArray, String> {

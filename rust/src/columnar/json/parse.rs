@@ -211,7 +211,7 @@ impl<'a, 'p> Parser<'a, 'p> {
                     return Err("a boolean the schema does not admit");
                 }
                 let Data::Bool(out) = &mut self.cols.cols[node].data else { return Err("column kind") };
-                out.append(b);
+                out.push(b);
             }
             Kind::Struct(_) => {
                 if c != b'{' {

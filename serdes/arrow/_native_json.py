@@ -27,12 +27,18 @@ import pyarrow as pa
 
 from .. import _native
 from .._cache import bounded_store
-from .._confluent import get_parsed_schema, json_ref_registry, own_schema, reader_schema, registry_of
+from .._confluent import (
+    get_parsed_schema, json_ref_registry, json_validators, own_schema, reader_schema, registry_of,
+)
 from .._limits import Limits
 from .._registry import fetch_writer_schema
 from ._json_program import JsonColumnsDecoder, Refused, compile_program, program_type
 
 __all__ = ["NativeJsonColumns", "native_json_columns"]
+
+
+class _NotNow(Exception):
+    """No verdict on a schema id for now (the deserializer's caches do not hold what it needs)."""
 
 
 class NativeJsonColumns:
@@ -89,15 +95,13 @@ class NativeJsonColumns:
             deser._decoder_for(frame, ctx)
         except Exception:  # a registry or schema failure: the per-record path reports it, per record
             return False
-        if deser._steps.get(head) is None:
-            # a decoder that is not a plain step (a regex guard, a depth check), or the step was
-            # evicted from the deserializer's cache: no verdict kept, asked again next time
-            self.refused = (None, f"the per-record decoder of schema id {sid} is not orjson + a plain validator")
-            return False
         try:
             nodes = self._program(sid, head, deser)
             self._dec.add(sid, nodes)
             why = None
+        except _NotNow as e:  # no verdict kept: asked again next time
+            self.refused = (None, str(e))
+            return False
         except Refused as e:
             why = str(e)
         except ValueError as e:  # pragma: no cover - a program the extension does not read: a bug
@@ -110,7 +114,11 @@ class NativeJsonColumns:
         return why is None
 
     def _program(self, sid: int, head: bytes, deser: Any) -> List[Tuple[Any, ...]]:
-        step = deser._steps[head]
+        step = deser._steps.get(head)
+        if step is None:
+            # a decoder that is not a plain step (a regex guard, a depth check), or the step was
+            # evicted from the deserializer's cache
+            raise _NotNow(f"the per-record decoder of schema id {sid} is not orjson + a plain validator")
         if step.parse is not orjson.loads or step.convert is not None:
             raise Refused("the per-record decoder of this schema is not orjson + jsonschema-rs")
         schema, parsed, ref_registry = _validation_schema(deser, sid)
@@ -118,7 +126,11 @@ class NativeJsonColumns:
         if schema is not None and schema.references:
             raise Refused("the schema has registry references")
         if validate:
-            validator = deser._get_validator(schema, parsed, ref_registry)
+            validators, lock = json_validators(deser)
+            with lock:  # the one the per-record decoder was built with (serdes.json's cache)
+                validator = validators.get(schema)
+            if validator is None:
+                raise _NotNow(f"the validator of schema id {sid} is no longer cached")
             if (validator.is_valid is not step.validate or validator.backend != "jsonschema-rs"
                     or validator.guarded or validator.max_depth is not None):
                 raise Refused("the per-record validator of this schema is not the plain jsonschema-rs one")

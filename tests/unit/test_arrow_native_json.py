@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import threading
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -443,6 +444,38 @@ def test_a_schema_deeper_than_max_depth_is_left_to_the_per_record_path() -> None
     assert native.taken == 0 and "not orjson + a plain validator" in native.refused[1]
     got, _, native = _run(_nested(6), [value], conf={"serdes.max.depth": 20})
     assert native.taken == 1
+
+
+def test_a_thread_without_stack_for_the_schema_gets_the_per_record_path() -> None:
+    # 31 levels of objects need (31 + 16) * 4 KiB of stack here, more than a 160 KiB thread has
+    value: Any = 1
+    for _ in range(30):
+        value = {"c": value}
+    client = _client()
+    sid = _register(client, _nested(30))
+    frames = [_frame(sid, value)] * 2
+    deser = JSONDeserializer(json.dumps(_nested(30)), schema_registry_client=client)
+    out: List[Any] = []
+    old = threading.stack_size(160 * 1024)
+    try:
+        t = threading.Thread(target=lambda: out.append(deser.deserialize_arrow(frames, CTX)))
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old)
+    native = _native_of(deser)
+    assert native.declined == 1 and native.refused is not None and "stack" in native.refused[1]
+    assert pa.record_batch(deser.deserialize_arrow(frames, CTX)).equals(pa.record_batch(out[0]))
+    assert native.taken == 1
+
+
+def test_property_names_that_json_escapes() -> None:
+    schema = {"type": "object", "properties": {'q"uote': {"type": "integer"}, "back\\slash": {"type": "string"},
+                                               "tab\t": {"type": "boolean"}, "é": {"type": "integer"}},
+              "required": ['q"uote']}
+    got, _, native = _run(schema, [{'q"uote': 1, "back\\slash": "x", "tab\t": True, "é": 2}, {'q"uote': 2},
+                                   b'{"q\\"uote": 3, "\\u00e9": 4}'])
+    assert native.taken == 1 and _rows(got)[2] == {'q"uote': 3, "back\\slash": None, "tab\t": None, "é": 4}
 
 
 def test_shared_references_are_bounded_by_max_fields() -> None:

@@ -15,6 +15,13 @@ Protobuf take turns within each repetition, so that the machine's drift in speed
   Avro: no registry, no framing) on the frames' bodies, prefix already stripped, when installed;
 * Protobuf only: ``native loop alone (floor)``, serdes' Protobuf loop over the same frames into
   columns, timed inside Rust (no Python, no hand-over to pyarrow);
+* JSON Schema only (when the native decoder takes the records): ``serdes JSON parser alone``, its
+  parse-validate-build loop over the same frames timed inside Rust (no Python around it); and
+  ``arrow-json alone (no validation)``, arrow-json's tape decoder over the bodies laid end to end
+  into the same columns, timed inside Rust, in builds with ``--features arrow-json-floor`` (the
+  measurement behind docs/arrow.md's choice of parser; wheels do not carry the crate);
+* the issue's measure, Protobuf's and JSON Schema's columnar decode against Avro's: the three
+  formats' ``deserialize_arrow`` calls taking turns in one more round (``over_avro``), under one drift;
 * ``serdes serialize_arrow`` of the same rows.
 
 Avro also gets ``peak memory / Arrow buffers``: the rise of the process's peak RSS (Linux's
@@ -137,6 +144,10 @@ def _lanes(fmt: str, ser: Any, deser: Any, pure: Any, ck_deser: Any, frames: Lis
             if floor is not None:
                 turns["native loop alone (floor)"] = floor
         lanes = _interleaved_ns(turns, count, reps)
+    elif fmt == "json":
+        turns = {"serdes deserialize_arrow": lambda: deser.deserialize_arrow(frames, CTX)}
+        turns.update(_json_floors(deser, frames))
+        lanes = _interleaved_ns(turns, count, reps)
     else:
         lanes = {"serdes deserialize_arrow": _median_ns(lambda: deser.deserialize_arrow(frames, CTX), count, reps)}
     with _native.forced_pure():
@@ -168,6 +179,20 @@ def _protobuf_loop(deser: Any, frames: List[bytes]) -> Any:
         return None
     dec = natives[0]._dec
     return lambda: int(dec._decode_ns(frames, 1)[0])
+
+
+def _json_floors(deser: Any, frames: List[bytes]) -> Dict[str, Callable[[], Any]]:
+    """The JSON floors, each one timing inside Rust (ns): serdes' parser alone, and arrow-json's
+    decoder alone where the build has it; none without the native decoder."""
+    deser.deserialize_arrow(frames, CTX)  # the native decoder built, its programs added
+    natives = list(deser.__dict__.get("_arrow_native_json", {}).values())
+    if not natives or not natives[0].taken:
+        return {}
+    dec = natives[0]._dec
+    out: Dict[str, Callable[[], Any]] = {"serdes JSON parser alone": lambda: int(dec.parse_floor_ns(frames, 1)[0])}
+    if dec.has_arrow_json():
+        out["arrow-json alone (no validation)"] = lambda: int(dec.arrow_json_floor_ns(frames, 1)[0])
+    return out
 
 
 def _pyruhvro(frames: List[bytes]) -> Any:
@@ -246,11 +271,11 @@ def run(count: int, reps: int) -> Dict[str, Any]:
             if floor in lanes:
                 out["formats"][fmt]["decode_over_floor"] = round(lanes["serdes deserialize_arrow"] / lanes[floor], 2)
         decoders[fmt] = (deser, frames)
-    # the issue's measure, Protobuf's columnar decode against Avro's: the two taking turns
-    both = _interleaved_ns({fmt: (lambda d=d, f=f: d.deserialize_arrow(f, CTX)) for fmt, (d, f) in decoders.items()
-                            if fmt != "json"}, count, reps)
-    out["protobuf_over_avro"] = {"avro_ns": round(both["avro"], 1), "protobuf_ns": round(both["protobuf"], 1),
-                                 "ratio": round(both["protobuf"] / both["avro"], 2)}
+    # the issue's measure, Protobuf's and JSON Schema's columnar decode against Avro's: the three taking turns
+    both = _interleaved_ns({fmt: (lambda d=d, f=f: d.deserialize_arrow(f, CTX)) for fmt, (d, f) in decoders.items()},
+                           count, reps)
+    out["over_avro"] = {**{f"{fmt}_ns": round(ns, 1) for fmt, ns in both.items()},
+                        "protobuf": round(both["protobuf"] / both["avro"], 2), "json": round(both["json"] / both["avro"], 2)}
     out["formats"]["avro"]["peak_memory_over_arrow_buffers"] = _memory(200_000)
     return out
 
@@ -266,9 +291,9 @@ def main() -> None:
     for fmt, r in result["formats"].items():
         lanes = ", ".join(f"{k} {v:.0f} ns" for k, v in r["ns_per_record"].items())
         print(f"{fmt}: {lanes}; columnar decode {r['decode_speedup_vs_confluent_from_pylist']}x confluent-kafka + from_pylist")
-    both = result["protobuf_over_avro"]
-    print(f"taking turns: avro deserialize_arrow {both['avro_ns']:.0f} ns, protobuf {both['protobuf_ns']:.0f} ns: "
-          f"{both['ratio']}x")
+    t = result["over_avro"]
+    print(f"taking turns: deserialize_arrow avro {t['avro_ns']:.0f} ns, protobuf {t['protobuf_ns']:.0f} ns "
+          f"({t['protobuf']}x avro), json {t['json_ns']:.0f} ns ({t['json']}x avro)")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ const FORMAT_SOURCES: &[&str] = &[
     "_serde.py",
     "arrow/_native.py",
     "arrow/_native_protobuf.py",
+    "arrow/_json_program.py",
 ];
 
 fn main() {

@@ -32,6 +32,7 @@ from ._avro import NoColumnarShape, avro_shape
 from ._batch import METADATA, ArrowBatch, metadata_columns
 from ._json import json_shape
 from ._native import NativeAvroColumns, native_columns
+from ._native_json import NativeJsonColumns, native_json_columns
 from ._native_protobuf import NativeProtobufColumns, native_protobuf_columns
 from ._protobuf import protobuf_shape
 from ._shapes import ShapeError, Struct
@@ -44,11 +45,11 @@ _MAX_VIEWS = 16
 
 class _View:
     """How one deserializer decodes records for one reader schema: ``shape`` (the columns),
-    ``decode(payload, ctx)`` (one record's reader-shaped value; typed errors) and, for Avro and
-    Protobuf, ``native``: the columnar decoder that may take a whole list first (``_native_columns``)."""
+    ``decode(payload, ctx)`` (one record's reader-shaped value; typed errors) and, for Avro,
+    Protobuf and JSON Schema, ``native``: the columnar decoder that may take a whole list first (``_native_columns``)."""
 
     shape: Struct
-    native: Optional[Union[NativeAvroColumns, NativeProtobufColumns]] = None
+    native: Union[NativeAvroColumns, NativeProtobufColumns, NativeJsonColumns, None] = None
 
     def decode(self, payload: Any, ctx: Optional[SerializationContext]) -> Any:  # pragma: no cover
         raise NotImplementedError
@@ -205,7 +206,10 @@ def _json_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[
         parsed = json.loads(text)
     except ValueError as e:
         raise SchemaMismatchError(f"the reader JSON Schema does not parse: {e}") from None
-    return _Direct(deser, json_shape(parsed, deser._limits.max_schema_depth))
+    view = _Direct(deser, json_shape(parsed, deser._limits.max_schema_depth))
+    if not view.shape.wrapped:
+        view.native = native_json_columns(deser, text, view.shape.type)
+    return view
 
 
 def _protobuf_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
@@ -245,14 +249,17 @@ def _view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any])
 
 def _cached_view(deser: Any, reader: Any, payloads: Sequence[Any], ctxs: Sequence[Any]) -> _View:
     """The view of a given reader schema is kept on the deserializer (its decoders compile once),
-    and so is an Avro or Protobuf deserializer's view of its own reader schema (message class);
-    the others depend on the records and the registry, and are built per call."""
+    and so is an Avro or Protobuf deserializer's view of its own reader schema (message class), and
+    a JSON deserializer's of its ``schema_str``; the others depend on the records and the registry,
+    and are built per call."""
     if reader is None:
         own: Optional[_View] = deser.__dict__.get("_arrow_own_view")
         if own is not None:
             return own
         own = _view(deser, reader, payloads, ctxs)
-        if isinstance(own, _Direct) and deser._schema_type in ("AVRO", "PROTOBUF"):
+        if isinstance(own, _Direct) and (deser._schema_type in ("AVRO", "PROTOBUF") or (
+                deser._schema_type == "JSON" and own_schema(deser) is not None)):
+            # (a JSON deserializer's own schema_str: its view depends on nothing else)
             deser.__dict__["_arrow_own_view"] = own
         return own
     views: Dict[Any, _View] = deser.__dict__.setdefault("_arrow_views", {})
@@ -419,6 +426,10 @@ def _native_columns(view: _View, deser: Any, payloads: List[Any], ctxs: List[Opt
         return None
     if deser._reads_headers and any(c is not None and c.headers for c in ({*ctxs} if by_message else ctxs[:1])):
         return None  # a schema-id header would name the writer, not the frame's prefix
+    if isinstance(native, NativeJsonColumns):
+        return native.decode(payloads, deser, ctxs[0])
+    if isinstance(native, NativeProtobufColumns):
+        return native.decode(payloads, threads)
     loc = RecordLocation.from_ctx(ctxs[0])
     return native.decode(payloads, lambda sid: _avro_writer(deser, sid, loc), threads)
 
@@ -445,9 +456,10 @@ def _record_batch(shape: Struct, array: pa.StructArray) -> pa.RecordBatch:
     # Top-level columns are nullable: a tombstone (a None record) is a row of nulls.
     schema = pa.schema([pa.field(f.name, f.type, True) for f in shape.type])
     # Built column by column (Struct.build), a tombstone's slots are already null in every child;
-    if shape.plain:
-        # built by pyarrow.array: a null row's children hold placeholders, nulled by flatten()
-        # (no unions in a plain tree, which flatten() cannot take)
+    if shape.plain or shape.strict:
+        # built by pyarrow.array (a strict JSON object whose rows all hold declared properties is
+        # too): a null row's children hold placeholders, nulled by flatten() (no unions in a plain
+        # tree or a JSON one, which flatten() cannot take)
         return pa.RecordBatch.from_arrays(array.flatten(), schema=schema)
     return pa.RecordBatch.from_arrays([array.field(i) for i in range(array.type.num_fields)], schema=schema)
 

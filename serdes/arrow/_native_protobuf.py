@@ -248,9 +248,9 @@ class NativeProtobufColumns:
         #: (frame index or None, reason) of the last call the native decoder refused
         self.refused: Optional[Tuple[Optional[int], str]] = None
 
-    def decode(self, payloads: List[Any], writer_of: Any = None, threads: int = 1) -> Optional[pa.StructArray]:
+    def decode(self, payloads: List[Any], threads: int = 1) -> Optional[pa.StructArray]:
         """The struct array of ``payloads`` (all decoded), or ``None``: the per-record path
-        decodes them. (``writer_of`` is the Avro decoder's; the deserializer gives what this needs.)"""
+        decodes them."""
         found = self._columns(payloads, threads)
         if found is None:
             self.declined += 1

@@ -550,6 +550,18 @@ def test_json_columns_and_round_trip() -> None:
     assert ser.serialize_arrow(pa.table(batch), ctx) == frames
 
 
+def test_json_tombstones_are_rows_of_nulls() -> None:
+    # every row of a strict object holds declared properties: pyarrow builds the batch at once, and
+    # a tombstone's placeholders (0, "", False) must not show through the top-level columns
+    client = _client("json-tombstones")
+    ser = JSONSerializer(json.dumps(JSON_SCHEMA), client)
+    frames = [None, ser({"id": 1, "name": "a", "value": 1.0, "ok": True}, _ctx()), None]
+    batch = JSONDeserializer(None, schema_registry_client=client).deserialize_arrow(frames, _ctx())
+    rows = _pylist(batch)
+    assert rows[0] == rows[2] == {name: None for name in batch.schema.names}
+    assert rows[1]["id"] == 1 and rows[1]["ok"] is True
+
+
 def test_json_undeclared_property_is_a_row_error_not_a_dropped_key() -> None:
     client = _client("json-extra")
     loose = dict(JSON_SCHEMA, additionalProperties=True)

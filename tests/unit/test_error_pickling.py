@@ -34,7 +34,9 @@ INTERNAL = {"serdes.avro._generator.Unsupported", "serdes.json._ecma.Untranslata
             # a value a column cannot hold: serdes.arrow._decode turns it into a ColumnValueError
             "serdes.arrow._shapes.ShapeError",
             # a reader message the native Protobuf columns do not take: the per-record path decodes
-            "serdes.arrow._native_protobuf.NoProgram"}
+            "serdes.arrow._native_protobuf.NoProgram",
+            # a schema the native JSON columnar decoder leaves to the per-record path
+            "serdes.arrow._json_program.Refused"}
 
 
 def _walk() -> List[type]:

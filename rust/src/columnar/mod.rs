@@ -33,6 +33,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyList, PyTuple};
 use crate::{panics, stack};
 
 mod flat;
+mod json;
 mod protobuf;
 
 /// Stack one level of `arrow-avro`'s recursive record decoders may use, with room to spare (a
@@ -410,7 +411,11 @@ pub struct ArrowColumns {
 
 impl ArrowColumns {
     fn new(batch: RecordBatch) -> Self {
-        ArrowColumns { array: Mutex::new(Some(StructArray::from(batch))) }
+        ArrowColumns::from_array(StructArray::from(batch))
+    }
+
+    fn from_array(array: StructArray) -> Self {
+        ArrowColumns { array: Mutex::new(Some(array)) }
     }
 }
 
@@ -447,5 +452,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<AvroArrowDecoder>()?;
     m.add_class::<ArrowColumns>()?;
     protobuf::register(m)?;
-    Ok(())
+    json::register(m)
 }

@@ -13,7 +13,8 @@ same schema in the same process (serdes._native.forced_pure):
 * ``encode``: a value built from the input along a schema (with wrong types, out-of-range numbers,
   lone surrogates, NaN, naive datetimes mixed in) through ``AvroSerializer``'s native encoder;
 * ``arrow``: a list of frames (valid ones, and frame heads followed by the input's bytes) through
-  ``deserialize_arrow`` with ``errors="collect"`` -- the native columnar decoders (Avro, Protobuf)
+  ``deserialize_arrow`` with ``errors="collect"`` -- the native columnar decoders (Avro, Protobuf,
+  JSON Schema; JSON bodies also built from the input along the schema's properties)
   against the per-record path: the same batch, rows and error classes.
 
 A finding is: a crash or a ``BaseException`` (a PyO3 ``PanicException``), a value or byte string
@@ -107,6 +108,12 @@ JSON_SCHEMA = {"type": "object", "properties": {
     "tags": {"type": "array", "items": {"type": "string"}}, "score": {"type": ["number", "null"]},
     "child": {"$ref": "#"}}, "required": ["id"]}
 JSON_VALID = {"id": 1, "name": "a", "tags": ["x"], "score": 0.5, "child": {"id": 2}}
+#: the columnar JSON target's schema: one the native columnar decoder compiles (no recursion)
+ARROW_JSON_SCHEMA = {"type": "object", "properties": {
+    "id": {"type": "integer", "minimum": 0}, "name": {"type": "string", "maxLength": 8},
+    "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 3}, "score": {"type": ["number", "null"]},
+    "kind": {"enum": ["a", "b"]}, "sub": {"type": "object", "properties": {"x": {"type": "boolean"}}}},
+    "required": ["id"]}
 
 #: (writer, reader) pairs of the decode target; the writers are the dispatch/encode schemas
 SCHEMAS: List[Tuple[Any, Any]] = [
@@ -142,8 +149,12 @@ def _build() -> Dict[str, Any]:
         "avro": [(AvroDeserializer(client, conf=items), _pure(lambda: AvroDeserializer(client, conf=items)))],
         "protobuf": [(ProtobufDeserializer(order_pb2.Order, {**pb_conf, **items}),
                       _pure(lambda: ProtobufDeserializer(order_pb2.Order, {**pb_conf, **items})))],
+        "json": [(JSONDeserializer(json.dumps(ARROW_JSON_SCHEMA), schema_registry_client=client, conf=items),
+                  _pure(lambda: JSONDeserializer(json.dumps(ARROW_JSON_SCHEMA), schema_registry_client=client,
+                                                 conf=items)))],
     }
     return {"arrow": arrow, "pb_ser": ProtobufSerializer(order_pb2.Order, client, pb_conf),
+            "arrow_json_ser": JSONSerializer(json.dumps(ARROW_JSON_SCHEMA), client),
             "decoders": decoders, "parsed": parsed, "ctx": SerializationContext("fuzz", MessageField.VALUE), "sers": sers,
             "deser": (AvroDeserializer(client, conf=items), _pure(lambda: AvroDeserializer(client, conf=items))),
             "json_ser": (JSONSerializer(jtext, client), _pure(lambda: JSONSerializer(jtext, client))),
@@ -251,6 +262,17 @@ def json_value(fdp: Any, depth: int = 0) -> Any:
 
 
 # --- comparison -------------------------------------------------------------------------------
+
+def json_record(fdp: Any) -> bytes:
+    """A JSON object along ARROW_JSON_SCHEMA's properties (values of any JSON type, now and then
+    an undeclared key), as text: what the columnar JSON decoders must read alike."""
+    keys = list(ARROW_JSON_SCHEMA["properties"]) + ["extra"]
+    obj = {keys[fdp.ConsumeIntInRange(0, len(keys) - 1)]: json_value(fdp, 5) for _ in range(fdp.ConsumeIntInRange(0, 7))}
+    try:
+        return json.dumps(obj, allow_nan=fdp.ConsumeBool()).encode()
+    except (TypeError, ValueError):
+        return fdp.ConsumeBytes(40)
+
 
 def same(a: Any, b: Any) -> bool:
     """Equal values of the same types, key order and tzinfo included; NaN equals NaN."""
@@ -371,7 +393,7 @@ def test_one_input(data: bytes) -> None:
         native, pure = st["json_de"]
         check("json dispatch", outcome(native, data, st["ctx"]), outcome(pure, data, st["ctx"]))
     elif target == 5:
-        fmt = ("avro", "protobuf")[fdp.ConsumeIntInRange(0, 1)]
+        fmt = ("avro", "protobuf", "json")[fdp.ConsumeIntInRange(0, 2)]
         native, pure = st["arrow"][fmt][0]
         valid = st["arrow_frames"][fmt]
         frames: List[Any] = []
@@ -381,6 +403,8 @@ def test_one_input(data: bytes) -> None:
                 frames.append(None)   # a tombstone
             elif k < 3:
                 frames.append(valid[fdp.ConsumeIntInRange(0, len(valid) - 1)])
+            elif fmt == "json" and k < 5:
+                frames.append(st["arrow_heads"][fmt] + json_record(fdp))
             else:
                 head = st["arrow_heads"][fmt] if k < 7 else fdp.ConsumeBytes(5)
                 frames.append(head + fdp.ConsumeBytes(fdp.ConsumeIntInRange(0, 200)))
@@ -427,8 +451,12 @@ def setup() -> None:
                              "protobuf": [STATE["pb_ser"](m, SerializationContext("fuzz-pb", MessageField.VALUE))
                                           for m in pb]}
     # the heads: Avro magic + id (the LOGICAL writer's); Protobuf's adds the message index byte
+    json_ctx = SerializationContext("fuzz-json", MessageField.VALUE)
+    STATE["arrow_frames"]["json"] = [STATE["arrow_json_ser"](r, json_ctx) for r in (
+        {"id": 0, "name": "", "tags": [], "score": None, "kind": "a", "sub": {"x": True}}, {"id": 2**62})]
     STATE["arrow_heads"] = {"avro": STATE["arrow_frames"]["avro"][0][:5],
-                            "protobuf": STATE["arrow_frames"]["protobuf"][0][:6]}
+                            "protobuf": STATE["arrow_frames"]["protobuf"][0][:6],
+                            "json": STATE["arrow_frames"]["json"][0][:5]}
 
 
 def main() -> None:

@@ -256,7 +256,13 @@ class MapOf(Shape):
         n = offsets[len(offsets) - 1].as_py() - start
         keys, items = arr.keys.slice(start, n), arr.items.slice(start, n)
         pairs = list(zip(self.key.to_python(keys), self.value.to_python(items), strict=True))
-        return _regroup(pairs, _lengths(arr), dict)
+        # a null map's entries (a producer may leave some behind one) are skipped, as
+        # ListArray.flatten() skips a null list's items
+        offsets_list = offsets.to_pylist()
+        out: List[Any] = []
+        for ok, a, b in zip(arr.is_valid().to_pylist(), offsets_list, offsets_list[1:], strict=False):
+            out.append(dict(pairs[a - start:b - start]) if ok else None)
+        return out
 
 
 class Enum(Shape):
@@ -393,8 +399,13 @@ class Union(Shape):
 
     def to_python(self, arr: pa.Array) -> List[Any]:
         children = [s.to_python(arr.field(i)) if s is not None else None for i, (_, s) in enumerate(self.branches)]
+        # the type codes and offsets from the buffers, at the array's offset (pyarrow 16's
+        # type_codes and offsets ignore a slice's offset)
+        _, codes_buf, offsets_buf = arr.buffers()[:3]
+        codes = pa.Array.from_buffers(pa.int8(), len(arr), [None, codes_buf], offset=arr.offset).to_pylist()
+        offsets = pa.Array.from_buffers(pa.int32(), len(arr), [None, offsets_buf], offset=arr.offset).to_pylist()
         return [None if children[b] is None else children[b][o]  # type: ignore[index,unused-ignore]
-                for b, o in zip(arr.type_codes.to_pylist(), arr.offsets.to_pylist(), strict=True)]
+                for b, o in zip(codes, offsets, strict=True)]
 
 
 class Converted(Shape):

@@ -11,8 +11,14 @@
 use std::path::{Path, PathBuf};
 
 /// The one list of them: `serdes/_native.py` reads it from the built extension (`FORMAT_SOURCES`).
-const FORMAT_SOURCES: &[&str] =
-    &["_native_opcodes.py", "avro/_native_decoder.py", "avro/_native_encoder.py", "_serde.py", "arrow/_native.py"];
+const FORMAT_SOURCES: &[&str] = &[
+    "_native_opcodes.py",
+    "avro/_native_decoder.py",
+    "avro/_native_encoder.py",
+    "_serde.py",
+    "arrow/_native.py",
+    "arrow/_native_encoder.py",
+];
 
 fn main() {
     let root = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));

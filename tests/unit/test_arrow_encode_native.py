@@ -558,3 +558,57 @@ def test_random_schemas_with_nulls_anywhere(data: Any) -> None:
         return  # (a union column has no nulls of its own; a null column is all nulls)
     holed = col.take(pa.array([None if hole else i for i, hole in enumerate(mask.to_pylist())], pa.int64()))
     _both(schema, table.set_column(column, table.field(column).name, holed), errors="collect")
+
+
+FLAT = dict(STANDARD, fields=STANDARD["fields"] + [
+    {"name": "fl", "type": {"type": "array", "items": "float"}},
+    {"name": "dm", "type": ["null", {"type": "map", "values": ["double", "null"]}]}])
+
+
+@st.composite
+def _flat_columns(draw: Any) -> Any:
+    """Random columns of FLAT: any bit pattern of a float (NaN payloads, -0.0, subnormals), ints at
+    and near their bounds, any text, nulls anywhere (also where the schema has none)."""
+    n = draw(st.integers(1, 8))
+
+    def column(values: Any, typ: Any) -> Any:
+        return pa.array(draw(st.lists(st.one_of(st.none(), values) if draw(st.booleans()) else values,
+                                      min_size=n, max_size=n)), typ)
+
+    f32 = st.integers(0, 2**32 - 1).map(lambda b: struct.unpack("<f", struct.pack("<I", b))[0])
+    f64 = st.integers(0, 2**64 - 1).map(lambda b: struct.unpack("<d", struct.pack("<Q", b))[0])
+    floats = pa.array(draw(st.lists(st.integers(0, 2**32 - 1), min_size=n * 2, max_size=n * 2)), pa.uint32())
+    fl_items = floats.view(pa.float32())  # the bits as they are (pa.array would convert via float)
+    cuts = sorted(draw(st.lists(st.integers(0, n * 2), min_size=n - 1, max_size=n - 1)))
+    fl = pa.ListArray.from_arrays(pa.array([0, *cuts, n * 2], pa.int32()), fl_items,
+                                  type=pa.list_(pa.field("item", pa.float32(), False)))
+    dm_type = pa.map_(pa.field("key", pa.utf8(), False), pa.field("value", pa.float64(), True))
+    dm = pa.array(draw(st.lists(st.one_of(st.none(), st.dictionaries(st.text(max_size=3), st.one_of(st.none(), f64),
+                                                                       max_size=3).map(lambda d: list(d.items()))),
+                                min_size=n, max_size=n)), dm_type)
+    table = pa.table({
+        "id": column(st.integers(-(2**63), 2**63 - 1), pa.int64()),
+        "n": column(st.integers(-(2**31), 2**31 - 1), pa.int32()),
+        "s": column(st.text(max_size=6), pa.utf8()), "b": column(st.binary(max_size=6), pa.binary()),
+        "ok": column(st.booleans(), pa.bool_()), "f": column(f32, pa.float32()),
+        "d": column(f64, pa.float64()), "opt": column(st.text(max_size=4), pa.utf8()),
+        "optr": column(st.integers(-(2**63), 2**63 - 1), pa.int64()), "fl": fl, "dm": dm})
+    # float32 values from Python floats went through a conversion: set some raw bit patterns too
+    raw = pa.array(draw(st.lists(st.integers(0, 2**32 - 1), min_size=n, max_size=n)), pa.uint32()).view(pa.float32())
+    if draw(st.booleans()):
+        table = table.set_column(5, "f", raw)
+    start = draw(st.integers(0, n - 1))
+    return table.slice(start) if draw(st.booleans()) else table
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(_flat_columns())
+def test_random_columns_of_primitives_lists_and_maps(table: Any) -> None:
+    (kind, out), native = _both(FLAT, table, errors="collect")
+    assert native is not None
+    no_nulls_where_none = all(table.column(c).null_count == 0 for c in ("id", "n", "s", "b", "ok", "f", "d"))
+    if no_nulls_where_none:
+        assert native.taken == 1, native.refused
+        rows = [dict(r, dm=None if r["dm"] is None else dict(r["dm"])) for r in table.to_pylist()]
+        if all(len(r["dm"] or {}) == len(m or []) for r, m in zip(rows, table.column("dm").to_pylist(), strict=True)):
+            assert out == _per_record(FLAT, rows)

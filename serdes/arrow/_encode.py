@@ -95,8 +95,15 @@ def _python_rows(shape: Struct, table: pa.Table) -> List[Any]:
 
 def _first_value(shape: Struct, table: pa.Table) -> Any:
     """The Python value of the first row that has one (``None``: no row has)."""
-    at = first_valid(table.column(0)) if shape.wrapped else 0
-    return None if at < 0 else _python_rows(shape, table.slice(at, 1))[0]
+    if not shape.wrapped:
+        return _python_rows(shape, table.slice(0, 1))[0]
+    at = first_valid(table.column(0))
+    if at < 0:
+        return None
+    value = _python_rows(shape, table.slice(at, 1))[0]
+    if value is None:  # a null the validity bitmap does not show (a dictionary's null value)
+        value = next((v for v in _python_rows(shape, table.slice(at)) if v is not None), None)
+    return value
 
 
 def serialize_arrow(ser: Any, data: Any, ctx: Optional[SerializationContext] = None, *, errors: str = "raise"

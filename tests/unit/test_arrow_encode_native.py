@@ -368,6 +368,11 @@ def test_a_schema_that_is_not_a_record() -> None:
         assert kind == "ok" and native.taken == 1, native.refused
         assert out == _per_record(schema, rows)
         assert out[rows.index(None)] is None  # serializer(None) is None, whatever the schema
+    # an enum whose dictionary has a null: that value is None too
+    enum = {"type": "enum", "name": "C", "symbols": ["A", "B"]}
+    col = pa.DictionaryArray.from_arrays(pa.array([1, 0, 2], pa.int32()), pa.array(["A", None, "B"]))
+    (kind, out), native = _both(enum, pa.table({"value": col}))
+    assert kind == "ok" and native.taken == 1 and out == _per_record(enum, [None, "A", "B"])
     # every value null: nothing to encode (the per-record path gives the Nones)
     (kind, out), native = _both("string", pa.table({"value": pa.array([None, None], pa.utf8())}))
     assert out == [None, None] and native.taken == 0

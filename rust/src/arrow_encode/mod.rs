@@ -132,8 +132,10 @@ impl AvroArrowEncoder {
                 _ => return Err(whole("not a batch of one column `value`".to_string())),
             };
             let col = bind::bind(prog, prog.root, column.as_ref()).map_err(whole)?;
+            // the logical nulls: a null column's values, a dictionary's null values are nulls too
+            let nulls = column.logical_nulls();
             for i in 0..batch.len() {
-                if column.is_null(i) {
+                if nulls.as_ref().is_some_and(|n| n.is_null(i)) {
                     ends.push(None);
                     continue;
                 }

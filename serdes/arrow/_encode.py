@@ -86,7 +86,8 @@ def _python_rows(shape: Struct, table: pa.Table) -> List[Any]:
     """The Python value of each row of ``table`` (of the shape's columns): what the serializer takes."""
     rows: List[Any] = []
     for batch in table.to_batches():
-        struct = pa.StructArray.from_arrays(batch.columns, fields=list(shape.type))
+        # (the batch's length: a record without fields has rows but no columns)
+        struct = batch.to_struct_array()
         rows.extend(shape.to_python(struct))
     if shape.wrapped:
         rows = [r["value"] for r in rows]

@@ -683,3 +683,11 @@ def test_serialize_arrow_reads_sliced_unions_and_null_maps_as_their_rows(impleme
     want = [{"u": True, "m": {"a": 1, "b": 2}, "l": [1, 2]}, {"u": 5, "m": None, "l": None},
             {"u": "x", "m": {"e": 5}, "l": [5]}]
     assert ser.serialize_arrow(odd, _ctx()) == [ser(r, _ctx()) for r in want]
+
+
+def test_serialize_arrow_of_a_record_without_fields(implementation: Any) -> None:
+    # rows but no columns: each row is {} (the batch's length, not its columns', counts them)
+    schema = {"type": "record", "name": "Empty", "fields": []}
+    ser = AvroSerializer(_client("empty"), json.dumps(schema))
+    table = pa.Table.from_batches([pa.RecordBatch.from_struct_array(pa.array([{}, {}], pa.struct([])))])
+    assert ser.serialize_arrow(table, _ctx()) == [ser({}, _ctx())] * 2

@@ -350,8 +350,9 @@ class AvroDuration(Shape):
 
 class Union(Shape):
     """A union of several non-null branches: a dense union whose type codes are the branch indexes
-    and whose child names are ``names``. A value's branch is the first that
-    :meth:`Shape.accepts` it (the rule fastavro's writer applies); ``None`` is the null branch."""
+    and whose child names are ``names``. A value's branch is the one fastavro's writer chooses
+    (:meth:`branch_of`: the first that :meth:`Shape.accepts` it, but for records and floats);
+    ``None`` is the null branch."""
 
     plain = plain_out = False
 
@@ -374,9 +375,30 @@ class Union(Shape):
             # record): a null in the first branch's child. (The parent struct refuses a None of a
             # record that is there: the union column is not nullable.)
             return self._null if self._null is not None else 0
+        # fastavro's write_union, which chose the branch the value was written in: the first
+        # branch that holds it, except that a record is only the best so far (the one with most
+        # fields, kept unless a later branch of another kind holds the value) and a float gives
+        # way to a later double
+        best, most, could_be_float = None, -1, False
         for i, (_, s) in enumerate(self.branches):
-            if s is not None and s.accepts(value):
+            if s is None:
+                continue
+            if could_be_float:
+                if s.type == pa.float64():
+                    return i
+                continue
+            if not s.accepts(value):
+                continue
+            if isinstance(s, Struct):
+                fields = len(s._names.intersection(value))
+                if fields > most:
+                    best, most = i, fields
+            elif s.type == pa.float32():
+                best, could_be_float = i, True
+            else:
                 return i
+        if best is not None:
+            return best
         raise ShapeError(path, f"a {type(value).__name__} matches no branch of the union")
 
     def build(self, values: Sequence[Any], path: str) -> pa.Array:

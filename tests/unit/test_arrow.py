@@ -52,10 +52,32 @@ def _as_arrow_value(schema: Any, v: Any, named: Dict[str, Any]) -> Any:
         short = schema.rsplit(".", 1)[-1]
         return _as_arrow_value(named[short], v, named) if short in named else v
     if isinstance(schema, list):
+        # fastavro's write_union: the first branch that takes the value, but a record is only the
+        # best so far (most fields; a later branch of another kind wins) and a float gives way to
+        # a later double
+        best, most, could_be_float = None, -1, False
         for b in schema:
-            if b != "null" and _branch_takes(b, v, named):
+            if b == "null":
+                continue
+            resolved = named.get(b.rsplit(".", 1)[-1], b) if isinstance(b, str) else b
+            t = resolved if isinstance(resolved, str) else resolved["type"]
+            if could_be_float:
+                if t == "double":
+                    return _as_arrow_value(b, v, named)
+                continue
+            if not _branch_takes(b, v, named):
+                continue
+            if t == "record":
+                fields = len(set(v) & {f["name"] for f in resolved["fields"]})
+                if fields > most:
+                    best, most = b, fields
+            elif t == "float":
+                best, could_be_float = b, True
+            else:
                 return _as_arrow_value(b, v, named)
-        raise AssertionError((schema, v))
+        if best is None:
+            raise AssertionError((schema, v))
+        return _as_arrow_value(best, v, named)
     t = schema["type"]
     if isinstance(t, (dict, list)):
         return _as_arrow_value(t, v, named)

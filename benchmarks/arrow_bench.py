@@ -22,7 +22,13 @@ Protobuf take turns within each repetition, so that the machine's drift in speed
   measurement behind docs/arrow.md's choice of parser; wheels do not carry the crate);
 * the issue's measure, Protobuf's and JSON Schema's columnar decode against Avro's: the three
   formats' ``deserialize_arrow`` calls taking turns in one more round (``over_avro``), under one drift;
-* ``serdes serialize_arrow`` of the same rows.
+* ``serdes serialize_arrow`` of the same rows (for Avro: the native columnar encoder when the
+  extension is built); Avro also, taking turns with it: ``serdes serialize_arrow, per-record
+  path`` (the same call with the native columnar encoder off: the columns made Python values, then
+  the serializer's batch path), ``serdes per-record encode (dicts)`` (``serialize_batch`` of the
+  records as dicts: the per-record native encoder alone, no columns), and ``confluent-kafka
+  per-record + to_pylist`` (``Table.to_pylist()``, then confluent-kafka's serializer per row: what
+  a user does without serdes).
 
 Avro also gets ``peak memory / Arrow buffers``: the rise of the process's peak RSS (Linux's
 ``VmHWM``, reset just before) while 200,000 frames decode into one batch, over that batch's buffer
@@ -117,7 +123,7 @@ def _serdes(fmt: str, registry: Any) -> Any:
 
 
 def _lanes(fmt: str, ser: Any, deser: Any, pure: Any, ck_deser: Any, frames: List[bytes], table: Any, count: int,
-           reps: int) -> Dict[str, float]:
+           reps: int, records: List[Any]) -> Dict[str, float]:
     if fmt == "protobuf":
         from google.protobuf.json_format import MessageToDict
 
@@ -156,9 +162,36 @@ def _lanes(fmt: str, ser: Any, deser: Any, pure: Any, ck_deser: Any, frames: Lis
     lanes.update({
         "serdes per-record dicts": _median_ns(lambda: deser.deserialize_batch(frames, CTX), count, reps),
         "confluent-kafka + from_pylist": _median_ns(lambda: pa.Table.from_pylist(ck_rows()), count, reps),
-        "serdes serialize_arrow": _median_ns(lambda: ser.serialize_arrow(table, CTX), count, reps),
     })
+    if fmt == "avro":
+        lanes.update(_interleaved_ns(_avro_encode_lanes(ser, table, records), count, reps))
+    else:
+        lanes["serdes serialize_arrow"] = _median_ns(lambda: ser.serialize_arrow(table, CTX), count, reps)
     return lanes
+
+
+def _avro_encode_lanes(ser: Any, table: Any, records: List[Any]) -> Dict[str, Callable[[], Any]]:
+    """The Avro encode lanes, to take turns: the native columnar encoder, the same call on the
+    per-record path, the per-record native encoder on dicts, confluent-kafka per row."""
+    from serdes.arrow import _native_encoder
+
+    def per_record_path() -> Any:
+        _native_encoder.NATIVE_ROWS = False
+        try:
+            return ser.serialize_arrow(table, CTX)
+        finally:
+            _native_encoder.NATIVE_ROWS = True
+
+    registry = SchemaRegistryClient.new_client({"url": "mock://arrow-bench-avro-ck"})
+    ck_ser = ck_avro.AvroSerializer(registry, json.dumps(serde_cases.AVRO_SCHEMAS["standard"]))
+    if ser.serialize_arrow(table, CTX) != per_record_path() or ck_ser(records[0], CTX)[5:] != ser(records[0], CTX)[5:]:
+        raise AssertionError("the encode lanes do not write the same bytes")
+    return {
+        "serdes serialize_arrow": lambda: ser.serialize_arrow(table, CTX),
+        "serdes serialize_arrow, per-record path": per_record_path,
+        "serdes per-record encode (dicts)": lambda: ser.serialize_batch(records, CTX),
+        "confluent-kafka per-record + to_pylist": lambda: [ck_ser(r, CTX) for r in table.to_pylist()],
+    }
 
 
 def _crate_floor(deser: Any, frames: List[bytes]) -> Any:
@@ -259,14 +292,18 @@ def run(count: int, reps: int) -> Dict[str, Any]:
         ser, deser, ck_deser = _serdes(fmt, registry)
         with _native.forced_pure():
             pure = _serdes(fmt, registry)[1]  # the same deserializer, built pure-Python
-        frames: List[bytes] = [ser(r, CTX) for r in serde_cases.records(fmt, "standard", count)]
+        records = serde_cases.records(fmt, "standard", count)
+        frames: List[bytes] = [ser(r, CTX) for r in records]
         table = pa.table(deser.deserialize_arrow(frames, CTX))
-        lanes = _lanes(fmt, ser, deser, pure, ck_deser, frames, table, count, reps)
+        lanes = _lanes(fmt, ser, deser, pure, ck_deser, frames, table, count, reps, records)
         base = lanes["confluent-kafka + from_pylist"]
         out["formats"][fmt] = {
             "ns_per_record": {k: round(v, 1) for k, v in lanes.items()},
             "decode_speedup_vs_confluent_from_pylist": round(base / lanes["serdes deserialize_arrow"], 2),
         }
+        if "confluent-kafka per-record + to_pylist" in lanes:
+            out["formats"][fmt]["encode_speedup_vs_confluent_to_pylist"] = round(
+                lanes["confluent-kafka per-record + to_pylist"] / lanes["serdes serialize_arrow"], 2)
         for floor in ("arrow-avro alone (floor)", "native loop alone (floor)"):
             if floor in lanes:
                 out["formats"][fmt]["decode_over_floor"] = round(lanes["serdes deserialize_arrow"] / lanes[floor], 2)

@@ -19,6 +19,7 @@ const FORMAT_SOURCES: &[&str] = &[
     "arrow/_native.py",
     "arrow/_native_protobuf.py",
     "arrow/_json_program.py",
+    "arrow/_native_encoder.py",
 ];
 
 fn main() {

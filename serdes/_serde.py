@@ -852,6 +852,11 @@ class FastSerializer:
     def _uses_rules(self) -> bool:
         return self._conf.uses_rules
 
+    def _writes_own_schema(self) -> bool:
+        """Whether values are written with the serializer's own schema: no registry schema is chosen
+        per subject (``use.latest.version``, ``use.latest.with.metadata``, ``use.schema.id``)."""
+        return not self._conf.subject_keyed
+
     def _subject_record_name(self) -> Optional[str]:
         """The record name a record-based subject strategy gets (format specific)."""
         return self._conf.schema_name

@@ -17,6 +17,7 @@ macro_rules! opcodes {
     (@number $n:expr;) => {};
 }
 
+mod arrow_encode;
 pub mod avro;
 mod avro_encode;
 mod columnar;
@@ -64,6 +65,7 @@ fn _serdes_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         opcodes.set_item(program, t)?;
     }
     m.add("OPCODES", opcodes)?;
+    arrow_encode::register(m)?;
     avro::register(m)?;
     avro_encode::register(m)?;
     columnar::register(m)?;

@@ -256,7 +256,13 @@ class MapOf(Shape):
         n = offsets[len(offsets) - 1].as_py() - start
         keys, items = arr.keys.slice(start, n), arr.items.slice(start, n)
         pairs = list(zip(self.key.to_python(keys), self.value.to_python(items), strict=True))
-        return _regroup(pairs, _lengths(arr), dict)
+        # a null map's entries (a producer may leave some behind one) are skipped, as
+        # ListArray.flatten() skips a null list's items
+        offsets_list = offsets.to_pylist()
+        out: List[Any] = []
+        for ok, a, b in zip(arr.is_valid().to_pylist(), offsets_list, offsets_list[1:], strict=False):
+            out.append(dict(pairs[a - start:b - start]) if ok else None)
+        return out
 
 
 class Enum(Shape):
@@ -344,8 +350,9 @@ class AvroDuration(Shape):
 
 class Union(Shape):
     """A union of several non-null branches: a dense union whose type codes are the branch indexes
-    and whose child names are ``names``. A value's branch is the first that
-    :meth:`Shape.accepts` it (the rule fastavro's writer applies); ``None`` is the null branch."""
+    and whose child names are ``names``. A value's branch is the one fastavro's writer chooses
+    (:meth:`branch_of`: the first that :meth:`Shape.accepts` it, but for records and floats);
+    ``None`` is the null branch."""
 
     plain = plain_out = False
 
@@ -368,9 +375,30 @@ class Union(Shape):
             # record): a null in the first branch's child. (The parent struct refuses a None of a
             # record that is there: the union column is not nullable.)
             return self._null if self._null is not None else 0
+        # fastavro's write_union, which chose the branch the value was written in: the first
+        # branch that holds it, except that a record is only the best so far (the one with most
+        # fields, kept unless a later branch of another kind holds the value) and a float gives
+        # way to a later double
+        best, most, could_be_float = None, -1, False
         for i, (_, s) in enumerate(self.branches):
-            if s is not None and s.accepts(value):
+            if s is None:
+                continue
+            if could_be_float:
+                if s.type == pa.float64():
+                    return i
+                continue
+            if not s.accepts(value):
+                continue
+            if isinstance(s, Struct):
+                fields = len(s._names.intersection(value))
+                if fields > most:
+                    best, most = i, fields
+            elif s.type == pa.float32():
+                best, could_be_float = i, True
+            else:
                 return i
+        if best is not None:
+            return best
         raise ShapeError(path, f"a {type(value).__name__} matches no branch of the union")
 
     def build(self, values: Sequence[Any], path: str) -> pa.Array:
@@ -393,8 +421,13 @@ class Union(Shape):
 
     def to_python(self, arr: pa.Array) -> List[Any]:
         children = [s.to_python(arr.field(i)) if s is not None else None for i, (_, s) in enumerate(self.branches)]
+        # the type codes and offsets from the buffers, at the array's offset (pyarrow 16's
+        # type_codes and offsets ignore a slice's offset)
+        _, codes_buf, offsets_buf = arr.buffers()[:3]
+        codes = pa.Array.from_buffers(pa.int8(), len(arr), [None, codes_buf], offset=arr.offset).to_pylist()
+        offsets = pa.Array.from_buffers(pa.int32(), len(arr), [None, offsets_buf], offset=arr.offset).to_pylist()
         return [None if children[b] is None else children[b][o]  # type: ignore[index,unused-ignore]
-                for b, o in zip(arr.type_codes.to_pylist(), arr.offsets.to_pylist(), strict=True)]
+                for b, o in zip(codes, offsets, strict=True)]
 
 
 class Converted(Shape):

@@ -42,7 +42,7 @@ enum Stop {
 type Step = Result<(), Stop>;
 
 #[inline(always)]
-fn put_long(buf: &mut Vec<u8>, v: i64) {
+pub(crate) fn put_long(buf: &mut Vec<u8>, v: i64) {
     let mut n = ((v << 1) ^ (v >> 63)) as u64;
     while n >= 0x80 {
         buf.push((n as u8) | 0x80);
@@ -860,6 +860,12 @@ impl AvroEncoder {
     #[getter]
     fn fastavro_rules(&self) -> bool {
         self.fastavro_rules
+    }
+
+    /// The frame prefix every value starts with (serdes.arrow's columnar encoder writes the same).
+    #[getter]
+    fn prefix<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        crate::new_bytes(py, &self.prefix)
     }
 }
 

@@ -167,6 +167,24 @@ impl FlatDecoder {
         FlatDecoder { columns: plan.into_iter().map(Column::new).collect(), rows: 0 }
     }
 
+    /// Room for `rows` more rows in every fixed-width column and offsets buffer (the run of
+    /// frames of this writer ahead, at most the call's frames: no reallocation while they decode).
+    pub fn reserve(&mut self, rows: usize) {
+        for col in &mut self.columns {
+            match &mut col.values {
+                Values::Bool(b) => b.reserve(rows),
+                Values::I32(v) => v.reserve(rows),
+                Values::I64(v) => v.reserve(rows),
+                Values::F32(v) => v.reserve(rows),
+                Values::F64(v) => v.reserve(rows),
+                Values::Var(offsets, _) => offsets.reserve(rows),
+            }
+            if let Some(valid) = col.valid.as_mut() {
+                valid.reserve(rows);
+            }
+        }
+    }
+
     /// Decode one record body, returning the bytes it used. After an error the decoder is
     /// dropped (a field of the failed row may already hold its value).
     pub fn decode(&mut self, body: &[u8]) -> Result<usize, String> {

@@ -83,6 +83,13 @@ impl RowDecoder {
         }
     }
 
+    /// Room for `rows` more rows, where the decoder keeps its own buffers (the flat loop).
+    fn reserve(&mut self, rows: usize) {
+        if let RowDecoder::Flat(d) = self {
+            d.reserve(rows);
+        }
+    }
+
     fn flush(&mut self) -> Result<Option<RecordBatch>, String> {
         match self {
             RowDecoder::Flat(d) => d.flush(),
@@ -167,6 +174,7 @@ impl AvroArrowDecoder {
                 if let std::collections::hash_map::Entry::Vacant(e) = decoders.entry(id) {
                     e.insert(build_row_decoder(&self.reader, id, writer).map_err(|m| (Some(i), m))?);
                 }
+                decoders.get_mut(&id).expect("inserted above").reserve(frames.len() - j);
             }
             let decoder = decoders.get_mut(&id).expect("inserted above");
             let body = &frame[5..];

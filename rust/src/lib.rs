@@ -20,6 +20,7 @@ macro_rules! opcodes {
 mod arrow_encode;
 pub mod avro;
 mod avro_encode;
+mod avro_out;
 mod columnar;
 mod dispatch;
 mod panics;

@@ -92,7 +92,7 @@ impl AvroArrowEncoder {
             return Err((None, "too little stack left on this thread".to_string()));
         }
         let rows: usize = batches.iter().map(|b| b.len()).sum();
-        let mut out = Out { buf };
+        let mut out = Out::new(buf);
         out.buf.clear();
         // a first guess of the size (the columns' bytes and the prefixes); the writes reserve
         // what they need beyond it

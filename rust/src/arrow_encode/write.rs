@@ -11,80 +11,18 @@
 use arrow_array::types::IntervalMonthDayNano;
 
 use super::bind::{Col, Kind, NOT_A_SYMBOL};
-use crate::avro_encode::put_long;
+use crate::avro_out::OutOfMemory;
 use crate::stack::Guard;
 
 pub(crate) type Step = Result<(), String>;
 
-/// The output of a call: every row's bytes end to end.
-///
-/// Every write makes room first with `try_reserve`, so data too large to allocate is a refusal
-/// (the per-record path then meets the same limit and raises its `MemoryError`), never Rust's
-/// abort on a failed allocation.
-pub(crate) struct Out {
-    pub buf: Vec<u8>,
-}
+/// The output of a call: every row's bytes end to end ([`AvroOut`]: data too large to allocate
+/// is a refusal, and the per-record path then meets the same limit and raises its `MemoryError`).
+pub(crate) type Out = crate::avro_out::AvroOut<String>;
 
-impl Out {
-    #[inline(always)]
-    fn room(&mut self, n: usize) -> Step {
-        if self.buf.capacity() - self.buf.len() >= n {
-            return Ok(());
-        }
-        self.grow(n)
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self, n: usize) -> Step {
-        self.buf.try_reserve(n).map_err(|_| format!("cannot allocate {n} more bytes after {}", self.buf.len()))
-    }
-
-    #[inline(always)]
-    pub fn raw(&mut self, s: &[u8]) -> Step {
-        self.room(s.len())?;
-        self.copy(s);
-        Ok(())
-    }
-
-    /// Append `s`, for which there is room: a short one byte by byte, inlined (most values are a
-    /// few bytes, and a call of `memcpy` costs more than copying them).
-    #[inline(always)]
-    fn copy(&mut self, s: &[u8]) {
-        if s.len() > 32 {
-            self.buf.extend_from_slice(s);
-            return;
-        }
-        let len = self.buf.len();
-        let spare = &mut self.buf.spare_capacity_mut()[..s.len()];
-        for (d, &b) in spare.iter_mut().zip(s) {
-            d.write(b);
-        }
-        // SAFETY: `room` reserved s.len() bytes past `len`, and the loop initialised every one
-        unsafe { self.buf.set_len(len + s.len()) };
-    }
-
-    #[inline(always)]
-    fn byte(&mut self, b: u8) -> Step {
-        self.room(1)?;
-        self.buf.push(b);
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn long(&mut self, v: i64) -> Step {
-        self.room(10)?;
-        put_long(&mut self.buf, v);
-        Ok(())
-    }
-
-    /// A length-prefixed string or bytes.
-    #[inline(always)]
-    fn blob(&mut self, s: &[u8]) -> Step {
-        self.room(s.len().saturating_add(10))?;
-        put_long(&mut self.buf, s.len() as i64);
-        self.copy(s);
-        Ok(())
+impl From<OutOfMemory> for String {
+    fn from(e: OutOfMemory) -> String {
+        format!("cannot allocate {} more bytes after {}", e.wanted, e.len)
     }
 }
 
@@ -373,7 +311,7 @@ fn duration(v: IntervalMonthDayNano, out: &mut Out) -> Step {
 
 #[cfg(test)]
 pub(crate) fn decimal_bytes(unscaled: i128, precision: u8, size: Option<usize>) -> Result<Vec<u8>, String> {
-    let mut out = Out { buf: Vec::new() };
+    let mut out = Out::new(Vec::new());
     decimal(unscaled, precision, size, &mut out)?;
     Ok(out.buf)
 }

@@ -27,6 +27,7 @@ use pyo3::types::{
 #[cfg(not(Py_LIMITED_API))]
 use pyo3::types::{PyDateAccess, PyTimeAccess};
 
+use crate::avro_out::{AvroOut, OutOfMemory};
 use crate::stack::Guard;
 use program::{Fast, Field, Kind, Node, Program};
 pub(crate) use program::{FAST_OPCODES, NODE_OPCODES};
@@ -41,74 +42,33 @@ enum Stop {
 
 type Step = Result<(), Stop>;
 
-#[inline(always)]
-pub(crate) fn put_long(buf: &mut Vec<u8>, v: i64) {
-    let mut n = ((v << 1) ^ (v >> 63)) as u64;
-    while n >= 0x80 {
-        buf.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    buf.push(n as u8);
-}
-
-/// The output of one encoding call: the buffer, and the call's stack limit.
-///
-/// Every write makes room first with `try_reserve`, so a value too large to allocate is a
-/// `MemoryError` (as the pure encoder's `bytearray` raises), never Rust's abort on a failed
-/// allocation.
+/// The output of one encoding call: the buffer (its writes are [`AvroOut`]'s), and the call's
+/// stack limit.
 struct Out {
-    buf: Vec<u8>,
+    w: AvroOut<Stop>,
     guard: Guard,
 }
 
-impl Out {
-    #[inline(always)]
-    fn room(&mut self, n: usize) -> Step {
-        if self.buf.capacity() - self.buf.len() >= n {
-            return Ok(());
-        }
-        self.grow(n)
+impl std::ops::Deref for Out {
+    type Target = AvroOut<Stop>;
+    fn deref(&self) -> &AvroOut<Stop> {
+        &self.w
     }
+}
 
-    #[cold]
-    #[inline(never)]
-    fn grow(&mut self, n: usize) -> Step {
-        self.buf.try_reserve(n).map_err(|_| {
-            Stop::Raise(PyMemoryError::new_err(format!(
-                "cannot allocate {n} more bytes for an Avro record of {} bytes",
-                self.buf.len()
-            )))
-        })
+impl std::ops::DerefMut for Out {
+    fn deref_mut(&mut self) -> &mut AvroOut<Stop> {
+        &mut self.w
     }
+}
 
-    #[inline(always)]
-    fn byte(&mut self, b: u8) -> Step {
-        self.room(1)?;
-        self.buf.push(b);
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn long(&mut self, v: i64) -> Step {
-        self.room(10)?;
-        put_long(&mut self.buf, v);
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn raw(&mut self, s: &[u8]) -> Step {
-        self.room(s.len())?;
-        self.buf.extend_from_slice(s);
-        Ok(())
-    }
-
-    /// A length-prefixed string or bytes.
-    #[inline(always)]
-    fn blob(&mut self, s: &[u8]) -> Step {
-        self.room(s.len() + 10)?;
-        put_long(&mut self.buf, s.len() as i64);
-        self.buf.extend_from_slice(s);
-        Ok(())
+/// A value too large to allocate: the `MemoryError` the pure encoder's `bytearray` raises.
+impl From<OutOfMemory> for Stop {
+    fn from(e: OutOfMemory) -> Stop {
+        Stop::Raise(PyMemoryError::new_err(format!(
+            "cannot allocate {} more bytes for an Avro record of {} bytes",
+            e.wanted, e.len
+        )))
     }
 }
 
@@ -756,7 +716,7 @@ impl AvroEncoder {
             Some(f) => f.bind(py).call1((obj, ctx.as_ref()))?,
             None => obj,
         };
-        let mut out = Out { buf: Vec::new(), guard: Guard::here() };
+        let mut out = Out { w: AvroOut::new(Vec::new()), guard: Guard::here() };
         // a panic is a bug in this loop, not the value's fault: the pure encoder decides
         let step = crate::panics::catch(|| self.run(py, &value, &mut out)).unwrap_or_else(|_| {
             crate::panics::clear(py);

@@ -1,5 +1,6 @@
 //! Zigzag varints and calendar arithmetic of the encoder.
-use super::{days_from_civil, put_long};
+use super::days_from_civil;
+use crate::avro_out::put_long;
 
 fn long(v: i64) -> Vec<u8> {
     let mut b = Vec::new();

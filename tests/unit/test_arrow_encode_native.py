@@ -12,7 +12,6 @@ import decimal
 import json
 import math
 import struct
-import threading
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -32,6 +31,7 @@ from serdes.avro import AvroDeserializer, AvroSerializer  # noqa: E402
 from serdes.avro._generator import Unsupported  # noqa: E402
 from tests.support.avro_strategies import _named_table, schemas, values  # noqa: E402
 from tests.support.implementations import native_module, require_native  # noqa: E402
+from tests.support.small_stack import on_small_stack  # noqa: E402
 from tests.unit.test_arrow import ALL_TYPES, _all_types_record  # noqa: E402
 
 CTX = SerializationContext("t", MessageField.VALUE)
@@ -504,14 +504,7 @@ def test_a_thread_without_the_stack_for_the_schema_takes_the_per_record_path() -
     ser = AvroSerializer(_client(), json.dumps(schema))
     frames = [ser(record, CTX)]
     assert ser.serialize_arrow(table, CTX) == frames and _rows_of(ser).taken == 1
-    out: List[Any] = []
-    old = threading.stack_size(160 * 1024)  # the writer asks (50 + 16) * 4 KiB
-    try:
-        t = threading.Thread(target=lambda: out.append(ser.serialize_arrow(table, CTX)))
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(old)
+    out = [on_small_stack(lambda: ser.serialize_arrow(table, CTX), kib=160)]  # the writer asks (50 + 16) * 4 KiB
     assert out == [frames] and _rows_of(ser).declined == 1 and "stack" in _rows_of(ser).refused[1]
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import decimal
 import json
 import logging
-import threading
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -23,6 +22,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext  # 
 from serdes import _native  # noqa: E402
 from serdes.avro import AvroDeserializer, AvroSerializer  # noqa: E402
 from tests.support.implementations import native_module, require_native  # noqa: E402
+from tests.support.small_stack import on_small_stack  # noqa: E402
 from tests.unit.test_arrow import ALL_TYPES, V1, V2, V3, _all_types_record  # noqa: E402
 
 CTX = SerializationContext("t", MessageField.VALUE)
@@ -263,14 +263,7 @@ def test_a_thread_without_stack_for_the_schema_gets_the_per_record_path() -> Non
     # (serde_json's recursion limit: the writer stays on the per-record path)
     frames = _frames(client, _deep(30), [_deep_value(30)] * 2)
     deser = AvroDeserializer(client)
-    out: List[Any] = []
-    old = threading.stack_size(160 * 1024)
-    try:
-        t = threading.Thread(target=lambda: out.append(deser.deserialize_arrow(frames, CTX)))
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(old)
+    out = [on_small_stack(lambda: deser.deserialize_arrow(frames, CTX), kib=160)]
     native = _native_of(deser)
     assert native.declined == 1 and native.refused is not None and "stack" in native.refused[1], (
         native._writers, native.refused, native._off)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -23,10 +22,11 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from serdes import BatchError, _native  # noqa: E402
-from serdes.arrow._json_program import Refused, compile_program  # noqa: E402
 from serdes._limits import DEFAULT_LIMITS  # noqa: E402
+from serdes.arrow._json_program import Refused, compile_program  # noqa: E402
 from serdes.json import JSONDeserializer  # noqa: E402
 from tests.support.implementations import native_module, require_native  # noqa: E402
+from tests.support.small_stack import on_small_stack  # noqa: E402
 
 TOPIC = "t"
 CTX = SerializationContext(TOPIC, MessageField.VALUE)
@@ -455,14 +455,7 @@ def test_a_thread_without_stack_for_the_schema_gets_the_per_record_path() -> Non
     sid = _register(client, _nested(30))
     frames = [_frame(sid, value)] * 2
     deser = JSONDeserializer(json.dumps(_nested(30)), schema_registry_client=client)
-    out: List[Any] = []
-    old = threading.stack_size(160 * 1024)
-    try:
-        t = threading.Thread(target=lambda: out.append(deser.deserialize_arrow(frames, CTX)))
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(old)
+    out = [on_small_stack(lambda: deser.deserialize_arrow(frames, CTX), kib=160)]
     native = _native_of(deser)
     assert native.declined == 1 and native.refused is not None and "stack" in native.refused[1]
     assert pa.record_batch(deser.deserialize_arrow(frames, CTX)).equals(pa.record_batch(out[0]))

@@ -27,6 +27,7 @@ from serdes import ColumnValueError, CorruptPayloadError, _native  # noqa: E402
 from serdes.arrow._native_protobuf import NoProgram, program, reread_refusal  # noqa: E402
 from serdes.protobuf import ProtobufDeserializer, ProtobufSerializer  # noqa: E402
 from tests.support.implementations import require_native  # noqa: E402
+from tests.support.small_stack import on_small_stack  # noqa: E402
 
 CTX = SerializationContext("t", MessageField.VALUE)
 CONF = {"use.deprecated.format": False}
@@ -848,7 +849,6 @@ def test_timestamp_and_duration_boundaries() -> None:
 
 
 def test_a_thread_without_stack_for_the_reader_gets_the_per_record_path() -> None:
-    import threading
 
     fb = _File("deep.proto", "t.deep")
     levels = 50  # (50 + 16) * 2 KiB of stack wanted: more than a 160 KiB thread has
@@ -865,14 +865,7 @@ def test_a_thread_without_stack_for_the_reader_gets_the_per_record_path() -> Non
         inner.v = 2
     frames = _frames(cls, [msg, msg])
     deser = _generated(cls)()
-    out: List[Any] = []
-    old = threading.stack_size(160 * 1024)
-    try:
-        t = threading.Thread(target=lambda: out.append(deser.deserialize_arrow(frames, CTX)))
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(old)
+    out = [on_small_stack(lambda: deser.deserialize_arrow(frames, CTX), kib=160)]
     native = _native_of(deser)
     assert native.declined == 1 and native.refused is not None and "stack" in native.refused[1], native.refused
     assert _same(pa.record_batch(deser.deserialize_arrow(frames, CTX)), pa.record_batch(out[0]))

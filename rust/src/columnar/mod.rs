@@ -54,6 +54,40 @@ const MAX_THREADS: usize = 16;
 /// Frames each thread gets at least: below that a thread costs more than it saves.
 const MIN_FRAMES_PER_THREAD: usize = 4096;
 
+/// `items` cut into contiguous shares for up to `threads` threads (each share at least
+/// `MIN_FRAMES_PER_THREAD` items), each given to `decode(k, share, index of its first item)`; the
+/// results in order. One share runs on this thread; on several, a panic in one is that share's
+/// refusal (`what` names the decoder), and the caller's own catch covers the single share.
+pub(crate) fn in_shares<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    what: &str,
+    decode: impl Fn(usize, &[T], usize) -> Result<R, Refusal> + Sync,
+) -> Result<Vec<R>, Refusal> {
+    let n = threads.clamp(1, MAX_THREADS).min(items.len() / MIN_FRAMES_PER_THREAD).max(1);
+    if n == 1 {
+        return decode(0, items, 0).map(|r| vec![r]);
+    }
+    let share = items.len().div_ceil(n);
+    let decode = &decode;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .chunks(share)
+            .enumerate()
+            .map(|(k, chunk)| {
+                scope.spawn(move || {
+                    panics::catch(|| decode(k, chunk, k * share))
+                        .unwrap_or_else(|m| Err((None, format!("{what} panicked: {m}"))))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|_| Err((None, "a decoding thread panicked".to_string()))))
+            .collect()
+    })
+}
+
 /// `AvroArrowDecoder(reader_json, max_frame)`: decodes frames of the writer schemas added with
 /// `add_writer` into columns of the reader schema.
 #[pyclass(module = "serdes._serdes_native", frozen)]
@@ -67,7 +101,7 @@ pub struct AvroArrowDecoder {
 }
 
 /// Why a call decoded nothing: the index of the frame (or `None`: the whole call) and a message.
-type Refusal = (Option<usize>, String);
+pub(crate) type Refusal = (Option<usize>, String);
 
 /// The decoder of one writer schema: the flat-record loop where Python gave a plan, else the crate.
 enum RowDecoder {
@@ -194,33 +228,9 @@ impl AvroArrowDecoder {
     /// Every frame decoded on up to `threads` threads (contiguous shares, in order), or refused.
     fn decode_all(&self, frames: &[&[u8]], threads: usize) -> Result<Vec<RecordBatch>, Refusal> {
         let writers = self.writers.lock().map_err(poisoned)?.clone();
-        let n = threads.clamp(1, MAX_THREADS).min(frames.len() / MIN_FRAMES_PER_THREAD).max(1);
-        if n == 1 {
-            return self.decode_chunk(0, frames, 0, &writers);
-        }
-        let share = frames.len().div_ceil(n);
-        let results: Vec<Result<Vec<RecordBatch>, Refusal>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = frames
-                .chunks(share)
-                .enumerate()
-                .map(|(k, chunk)| {
-                    let writers = &writers;
-                    scope.spawn(move || {
-                        panics::catch(|| self.decode_chunk(k, chunk, k * share, writers))
-                            .unwrap_or_else(|m| Err((None, format!("arrow-avro panicked: {m}"))))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err((None, "a decoding thread panicked".to_string()))))
-                .collect()
-        });
-        let mut out = Vec::new();
-        for r in results {
-            out.extend(r?);
-        }
-        Ok(out)
+        let shares =
+            in_shares(frames, threads, "arrow-avro", |k, chunk, first| self.decode_chunk(k, chunk, first, &writers))?;
+        Ok(shares.into_iter().flatten().collect())
     }
 
     /// After a panic: every decoder may be half-written.

@@ -26,7 +26,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-use super::ArrowColumns;
+use super::{ArrowColumns, Refusal};
 use crate::{panics, stack};
 
 mod columns;
@@ -42,9 +42,6 @@ use program::Program;
 /// Stack one level of the parser's recursion (value -> object/array/map -> value) may use, with
 /// room to spare.
 const STACK_PER_LEVEL: usize = 4 * 1024;
-
-/// Why a call decoded nothing: the index of the frame (or `None`: the whole call) and a message.
-type Refusal = (Option<usize>, String);
 
 /// `JsonArrowDecoder(max_frame)`: decodes frames of the schema ids added with `add_program`.
 #[pyclass(module = "serdes._serdes_native", frozen)]

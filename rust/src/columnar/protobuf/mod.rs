@@ -27,7 +27,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-use super::ArrowColumns;
+use super::{in_shares, ArrowColumns, Refusal};
 use crate::{panics, stack};
 
 mod columns;
@@ -41,14 +41,8 @@ use program::MessageDef;
 
 /// Stack one nesting level of the decoder may use, with room to spare.
 const STACK_PER_LEVEL: usize = 2 * 1024;
-/// Threads one call may decode on, and the frames each takes at least.
-const MAX_THREADS: usize = 16;
-const MIN_FRAMES_PER_THREAD: usize = 4096;
 /// The longest message-index array read here (one byte each): deeper paths go to Python.
 const MAX_INDEXES: usize = 63;
-
-/// Why a call decoded nothing: the index of the frame (or `None`: the whole call) and a message.
-type Refusal = (Option<usize>, String);
 
 /// `ProtobufArrowDecoder(program, depth, max_items, any_key, max_heads)`: decodes frames into the
 /// columns of one reader message. `any_key`: every schema id and message-index path is read with
@@ -115,26 +109,8 @@ impl ProtobufArrowDecoder {
         tombstones: bool,
         threads: usize,
     ) -> Result<Vec<RecordBatch>, Refusal> {
-        let n = threads.clamp(1, MAX_THREADS).min(bodies.len() / MIN_FRAMES_PER_THREAD).max(1);
-        if n == 1 {
-            return self.decode_chunk(bodies, 0, tombstones).map(|b| vec![b]);
-        }
-        let share = bodies.len().div_ceil(n);
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = bodies
-                .chunks(share)
-                .enumerate()
-                .map(|(k, chunk)| {
-                    scope.spawn(move || {
-                        panics::catch(|| self.decode_chunk(chunk, k * share, tombstones))
-                            .unwrap_or_else(|m| Err((None, format!("the Protobuf decoder panicked: {m}"))))
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|_| Err((None, "a decoding thread panicked".to_string()))))
-                .collect()
+        in_shares(bodies, threads, "the Protobuf decoder", |_, chunk, first| {
+            self.decode_chunk(chunk, first, tombstones)
         })
     }
 

@@ -136,85 +136,71 @@ assert FLINK_TYPES.keys() == SEMANTIC_TYPES.keys(), "one Flink type per rule of 
 Cell = Callable[[Any, Any], Any]
 
 
-class _Leaf:
-    """A value of a semantic type: ``adapter(converted)``, or the physical value (``adapter`` None)."""
+class _OnePart:
+    """A cell holding one part (an adapter, a converter or the cell of the values inside),
+    pickled as that part."""
 
-    __slots__ = ("adapter",)
+    __slots__ = ("part",)
 
-    def __init__(self, adapter: Optional[Adapter]) -> None:
-        self.adapter = adapter
+    def __init__(self, part: Any) -> None:
+        self.part = part
 
-    def __getstate__(self) -> Optional[Adapter]:
-        return self.adapter
+    def __getstate__(self) -> Any:
+        return self.part
 
-    def __setstate__(self, state: Optional[Adapter]) -> None:
-        self.adapter = state
+    def __setstate__(self, state: Any) -> None:
+        self.part = state
+
+
+class _Leaf(_OnePart):
+    """A value of a semantic type: ``adapter(converted)``, or the physical value (no adapter)."""
+
+    __slots__ = ()
+    part: Optional[Adapter]
 
     def __call__(self, physical: Any, converted: Any) -> Any:
-        if physical is None or self.adapter is None:
+        if physical is None or self.part is None:
             return physical
-        return self.adapter(converted)
+        return self.part(converted)
 
 
-class _Physical:
+class _Physical(_OnePart):
     """A value without a semantic type (beside ones that have one): its physical converter."""
 
-    __slots__ = ("conv",)
-
-    def __init__(self, conv: Callable[[Any], Any]) -> None:
-        self.conv = conv
-
-    def __getstate__(self) -> Callable[[Any], Any]:
-        return self.conv
-
-    def __setstate__(self, state: Callable[[Any], Any]) -> None:
-        self.conv = state
+    __slots__ = ()
+    part: Callable[[Any], Any]
 
     def __call__(self, physical: Any, converted: Any) -> Any:
-        return self.conv(physical)
+        return self.part(physical)
 
 
-class _Elements:
+class _Elements(_OnePart):
     """An array: element by element (``SemanticTypes`` converts arrays element by element too)."""
 
-    __slots__ = ("inner",)
-
-    def __init__(self, inner: Cell) -> None:
-        self.inner = inner
-
-    def __getstate__(self) -> Cell:
-        return self.inner
-
-    def __setstate__(self, state: Cell) -> None:
-        self.inner = state
+    __slots__ = ()
+    part: Cell
 
     def __call__(self, physical: Any, converted: Any) -> Any:
         if physical is None:
             return None
         if not isinstance(physical, list) or not isinstance(converted, list) or len(physical) != len(converted):
             raise SemanticValueError(f"a {type(physical).__name__} where the schema has an array")
-        inner = self.inner
+        inner = self.part
         return [inner(p, c) for p, c in zip(physical, converted, strict=True)]
 
 
-class _MapValues:
-    __slots__ = ("inner",)
+class _MapValues(_OnePart):
+    """A map: value by value."""
 
-    def __init__(self, inner: Cell) -> None:
-        self.inner = inner
-
-    def __getstate__(self) -> Cell:
-        return self.inner
-
-    def __setstate__(self, state: Cell) -> None:
-        self.inner = state
+    __slots__ = ()
+    part: Cell
 
     def __call__(self, physical: Any, converted: Any) -> Any:
         if physical is None:
             return None
         if not isinstance(physical, dict) or not isinstance(converted, dict):
             raise SemanticValueError(f"a {type(physical).__name__} where the schema has a map")
-        inner = self.inner
+        inner = self.part
         return {k: inner(v, converted.get(k)) for k, v in physical.items()}
 
 

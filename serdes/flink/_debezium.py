@@ -584,12 +584,7 @@ class DebeziumDecodeFunction(DecodingFunction):
             raise MalformedEnvelopeError(
                 f"Debezium {change.op.name.lower()} event (op {change.op.value!r}): no column {shown} "
                 "(a NULL column is a null value, not a missing one)") from None
-        for m, check in self._meta_cells:
-            values.append(check(m(change)))
-        row = Row(*values)
-        row.set_field_names(self.names)
-        row.set_row_kind(kind)
-        return row
+        return self._finish_row(values, kind, change)
 
     def _semantic_row(self, rec: Optional[Dict[str, Any]], kind: RowKind, change: Change, part: str) -> Row:
         """:meth:`_row` with ``SemanticTypes``' converter of the reader schema applied first."""
@@ -605,6 +600,10 @@ class DebeziumDecodeFunction(DecodingFunction):
                       for n, c, pair in self._semantic_cells]
         except MissingPropertyError as e:  # pragma: no cover - Avro records have every field
             raise MalformedEnvelopeError(f"Debezium {change.op.name.lower()} event: no column {e.where(part)}") from None
+        return self._finish_row(values, kind, change)
+
+    def _finish_row(self, values: List[Any], kind: RowKind, change: Change) -> Row:
+        """The column values, then the metadata columns', as a named ``Row`` of ``kind``."""
         for m, check in self._meta_cells:
             values.append(check(m(change)))
         row = Row(*values)

@@ -58,6 +58,7 @@ with atheris.instrument_imports(include=["serdes"]):
 
 import pyarrow as pa  # noqa: E402
 from serdes_test import order_pb2  # noqa: E402
+from tests.support.arrow_rows import storage_rows  # noqa: E402
 
 _root = os.environ.get("SERDES_FUZZ_EXPECT_ROOT")  # run.sh: the package copy --coverage loads
 if _root and not serdes.__file__.startswith(_root):
@@ -320,27 +321,10 @@ def check(target: str, native: Tuple[str, Any], pure: Tuple[str, Any], decoder: 
 STATE: Dict[str, Any] = {}
 
 
-def _storage(t: Any) -> Any:
-    """``t`` with timestamps and durations as int64 (pyarrow gives nanosecond ones to Python only
-    through pandas)."""
-    if pa.types.is_timestamp(t) or pa.types.is_duration(t):
-        return pa.int64()
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _storage(f.type), f.nullable) for f in t])
-    if pa.types.is_map(t):
-        return pa.map_(pa.field("key", _storage(t.key_type), False),
-                       pa.field("value", _storage(t.item_type), t.item_field.nullable))
-    if pa.types.is_list(t):
-        return pa.list_(pa.field(t.value_field.name, _storage(t.value_type), t.value_field.nullable))
-    return t
-
-
 def arrow_view(batch: Any) -> Tuple[Any, ...]:
     """What two columnar results must share: schema, values (NaN equal to NaN), rows, error classes."""
-    rb = pa.record_batch(batch)
-    schema = pa.schema([pa.field(f.name, _storage(f.type), f.nullable) for f in rb.schema])
-    rows = pa.Table.from_batches([rb]).cast(schema).to_pylist()
-    return (rb.schema, _canon(rows), list(batch.rows), [(i, type(e).__name__) for i, e in batch.errors])
+    rows = storage_rows(batch)
+    return (pa.record_batch(batch).schema, _canon(rows), list(batch.rows), [(i, type(e).__name__) for i, e in batch.errors])
 
 
 def _canon(v: Any) -> Any:

@@ -22,6 +22,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext  # 
 from serdes import _native  # noqa: E402
 from serdes.avro import AvroDeserializer, AvroSerializer  # noqa: E402
 from tests.support.implementations import native_module, require_native  # noqa: E402
+from tests.support.arrow_rows import panic_armed  # noqa: E402
 from tests.support.small_stack import on_small_stack  # noqa: E402
 from tests.unit.test_arrow import ALL_TYPES, V1, V2, V3, _all_types_record  # noqa: E402
 
@@ -231,11 +232,8 @@ def test_a_panic_in_the_native_decoder_gives_the_per_record_result() -> None:
     frames = _frames(client, V2, [{"id": n, "name": "x", "email": None} for n in range(5)])
     deser = AvroDeserializer(client)
     deser.deserialize_arrow(frames, CTX)  # the decoder built and its writer added
-    mod._arm_panic(1)
-    try:
+    with panic_armed(mod):
         batch = deser.deserialize_arrow(frames, CTX)
-    finally:
-        mod._arm_panic(0)
     native = _native_of(deser)
     assert native.declined == 1 and "panicked" in native.refused[1]
     assert pa.record_batch(batch).column("id").to_pylist() == list(range(5))

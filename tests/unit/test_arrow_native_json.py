@@ -26,6 +26,7 @@ from serdes._limits import DEFAULT_LIMITS  # noqa: E402
 from serdes.arrow._json_program import Refused, compile_program  # noqa: E402
 from serdes.json import JSONDeserializer  # noqa: E402
 from tests.support.implementations import native_module, require_native  # noqa: E402
+from tests.support.arrow_rows import panic_armed  # noqa: E402
 from tests.support.small_stack import on_small_stack  # noqa: E402
 
 TOPIC = "t"
@@ -488,11 +489,8 @@ def test_a_panic_in_the_native_decoder_gives_the_per_record_result() -> None:
     frames = [_frame(sid, _standard(n)) for n in range(5)]
     deser = JSONDeserializer(json.dumps(STANDARD), schema_registry_client=client)
     deser.deserialize_arrow(frames, CTX)
-    mod._arm_panic(1)
-    try:
+    with panic_armed(mod):
         batch = deser.deserialize_arrow(frames, CTX)
-    finally:
-        mod._arm_panic(0)
     native = _native_of(deser)
     assert native.declined == 1 and "panicked" in native.refused[1]
     assert pa.record_batch(batch).equals(pa.record_batch(deser.deserialize_arrow(frames, CTX)))

@@ -5,7 +5,8 @@
 //! fields and map entries go to their columns as they come (their order is the wire's). Whatever
 //! the per-record path might read otherwise is a failure that sends the whole list there: a wire
 //! type other than the field's (the runtime keeps such a value as an unknown field), a message
-//! field twice in one message (the runtime merges the two), an enum number the enum does not
+//! field twice in one message (the runtime merges the two), a map entry with a field other than
+//! its key and value (the runtimes disagree on it), an enum number the enum does not
 //! declare, a Timestamp beyond int64 nanoseconds, more items than `max_items` in one frame, too
 //! little stack for one more level.
 use super::columns::{Column, StructCols, Values};
@@ -234,7 +235,9 @@ fn map_entry(key: Scalar, node: &Node, col: &mut Column, entry: &[u8], cx: &mut 
                     val = Some(read);
                 }
             }
-            _ => c.skip(wt)?,
+            // upb keeps such an entry whole as an unknown field of the message (the map does not
+            // get it), protobuf's pure-Python runtime inserts it: the per-record path decides
+            _ => return Err("a map entry with a field other than its key and value"),
         }
     }
     value(&Node::Scalar(key), keys, key_raw, key_data, cx)?;

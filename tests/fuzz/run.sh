@@ -67,7 +67,8 @@ chmod +x "$tmp/fuzz_native"
 echo "== fuzzing ${seconds}s (native coverage: $coverage), seeds tests/fuzz/corpus, findings in $artifacts"
 cd "$root"
 set +e
-env "${preload[@]}" PYTHONPATH="$root:$repo/tests/protos" SERDES_FUZZ_EXPECT_ROOT="$root" SERDES_FUZZ_ARGV0="$tmp/fuzz_native" \
+# ($repo last: the harness imports tests.support; serdes itself comes from $root)
+env "${preload[@]}" PYTHONPATH="$root:$repo/tests/protos:$repo" SERDES_FUZZ_EXPECT_ROOT="$root" SERDES_FUZZ_ARGV0="$tmp/fuzz_native" \
     "$venv/bin/python" "$repo/tests/fuzz/fuzz_native.py" "$corpus" "$repo/tests/fuzz/corpus" \
     -max_total_time="$seconds" -max_len=1024 -timeout=30 -rss_limit_mb=3072 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "$@" 2>&1 | grep -v '^INFO: Instrumenting'

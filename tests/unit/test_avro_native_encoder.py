@@ -32,6 +32,7 @@ from serdes.avro import AvroSerializer
 from serdes.avro._codegen import compile_encoder
 from serdes.avro._native_encoder import compile_native_encoder, is_native_encoder
 
+from tests.support.small_stack import on_small_stack  # noqa: E402
 from tests.support.avro_samples import COMPLEX, STANDARD, records
 from tests.support.avro_strategies import _named_table, schema_and_record, schemas, values
 from tests.support.confluent_releases import at_least
@@ -513,7 +514,6 @@ def test_a_huge_max_depth_is_bounded_by_the_stack() -> None:
 
 
 def test_the_depth_cap_fits_a_small_thread_stack() -> None:
-    import threading
 
     from serdes._limits import Limits
 
@@ -528,13 +528,7 @@ def test_the_depth_cap_fits_a_small_thread_stack() -> None:
         except ValidationError as e:
             seen.append(e)
 
-    old = threading.stack_size(512 * 1024)
-    try:
-        t = threading.Thread(target=run)
-        t.start()
-        t.join()
-    finally:
-        threading.stack_size(old)
+    on_small_stack(run, kib=512)
     assert len(seen) == 1
 
 

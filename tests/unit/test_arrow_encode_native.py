@@ -92,6 +92,9 @@ def _table(schema: Any, records: List[Any]) -> Any:
     """The records as Arrow columns: the per-record path's (``avro_shape``) column building."""
     shape = avro_shape(_parse(schema))
     struct_ = shape.build(records if not shape.wrapped else [{"value": r} for r in records], "")
+    if struct_.type.num_fields == 0:
+        # a record of no fields: columns cannot carry its row count, the batch can
+        return pa.Table.from_batches([pa.RecordBatch.from_struct_array(struct_)])
     # (column by column: pyarrow 26's from_struct_array flattens, which aborts on a union child)
     return pa.Table.from_arrays([struct_.field(i) for i in range(struct_.type.num_fields)],
                                 schema=pa.schema(list(struct_.type)))

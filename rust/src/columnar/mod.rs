@@ -220,8 +220,8 @@ impl AvroArrowDecoder {
                 };
                 return Err((Some(i), failure));
             }
-            // (a string that is not UTF-8 fails here, when the column is built; the failure
-            // names the frame after the run, or the call's first frame when the run ends it)
+            // (the frame after the run, or the call's first frame at the end, names a failure
+            // to build the run's columns, as before runs were read whole)
             let blame = if end < frames.len() { first + end } else { first };
             if let Some(batch) = decoder.flush().map_err(|m| (Some(blame), m))? {
                 batches.push(batch);

@@ -490,41 +490,6 @@ report(lambda: len(enc({{"b": big}}, None)))
 """
 
 
-def _elf_dynamic_flags(path: str) -> int:
-    """``DT_FLAGS`` of a little-endian ELF64 shared object (0 when it has none)."""
-    import struct
-
-    data = open(path, "rb").read()
-    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "an ELF64 little-endian file"
-    phoff, = struct.unpack_from("<Q", data, 0x20)
-    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-    for k in range(phnum):
-        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from("<IIQQQQ", data, phoff + k * phentsize)
-        if p_type == 2:  # PT_DYNAMIC: (d_tag, d_val) pairs up to DT_NULL
-            for at in range(p_offset, p_offset + p_filesz, 16):
-                tag, val = struct.unpack_from("<qQ", data, at)
-                if tag == 0:
-                    break
-                if tag == 30:  # DT_FLAGS
-                    return int(val)
-    return 0
-
-
-def test_the_extension_needs_no_static_tls() -> None:
-    # a module that Python (or a JVM embedding Python: PyFlink's thread mode) dlopens must not use
-    # initial-exec TLS: it would need glibc's small static-TLS surplus, and in a process that used
-    # it up the import fails ("cannot allocate memory in static TLS block"). mimalloc defaults to
-    # initial-exec; rust/Cargo.toml builds it with local_dynamic_tls
-    import sys
-
-    if not sys.platform.startswith("linux"):
-        pytest.skip("an ELF check (the Linux CI runs it)")
-    path = native_module().__file__
-    assert path is not None
-    DF_STATIC_TLS = 0x10
-    assert not _elf_dynamic_flags(path) & DF_STATIC_TLS, f"{path} is marked STATIC_TLS"
-
-
 _RESERVED_CHILD = """
 def vm_kib():
     return int(next(ln for ln in open("/proc/self/status") if ln.startswith("VmSize")).split()[1])

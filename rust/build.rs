@@ -47,47 +47,9 @@ fn main() {
     println!("cargo:rustc-env=SERDES_NATIVE_ABI={hex}");
     println!("cargo:rustc-env=SERDES_NATIVE_FORMAT_SOURCES={}", FORMAT_SOURCES.join(","));
     println!("cargo:rerun-if-changed=build.rs");
-    mimalloc_options();
     // pyo3's cfgs for this crate too, chiefly Py_LIMITED_API: set when pyo3 builds for the stable
     // ABI, whichever feature asked for it; the code then takes its limited-API paths
     pyo3_build_config::use_pyo3_cfgs();
-}
-
-/// The numbers of the mimalloc options `src/allocator.rs` sets, read from the `mi_option_t` enum
-/// of the mimalloc.h this build compiles (libmimalloc-sys hands its include directory over), into
-/// `$OUT_DIR/mimalloc_options.rs`: no option number written by hand to drift from the header.
-fn mimalloc_options() {
-    let dir = std::env::var("DEP_MIMALLOC_INCLUDE_DIR").expect("libmimalloc-sys names its include directory");
-    let header = Path::new(&dir).join("mimalloc.h");
-    println!("cargo:rerun-if-changed={}", header.display());
-    let text = read(&header);
-    let start = text.find("typedef enum mi_option_e {").expect("mimalloc.h declares mi_option_t");
-    let body = &text[start..];
-    let body = &body[body.find('{').unwrap() + 1..body.find("} mi_option_t;").expect("the enum ends")];
-    let mut names = Vec::new();
-    for line in body.lines() {
-        let code = line.split("//").next().unwrap_or("").trim();
-        for item in code.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            if item == "_mi_option_last" {
-                break;
-            }
-            assert!(!item.contains('='), "mimalloc.h numbers an option explicitly before _mi_option_last: {item}");
-            names.push(item.to_string());
-        }
-        if code.starts_with("_mi_option_last") {
-            break;
-        }
-    }
-    let number =
-        |name: &str| names.iter().position(|n| n == name).unwrap_or_else(|| panic!("mimalloc.h has no option {name}"));
-    let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("mimalloc_options.rs");
-    let code = format!(
-        "/// `mi_option_arena_reserve` (mimalloc.h)\npub const ARENA_RESERVE: i32 = {};\n\
-         /// `mi_option_arena_eager_commit` (mimalloc.h)\npub const ARENA_EAGER_COMMIT: i32 = {};\n",
-        number("mi_option_arena_reserve"),
-        number("mi_option_arena_eager_commit"),
-    );
-    std::fs::write(&out, code).expect("OUT_DIR is writable");
 }
 
 fn read(path: &Path) -> String {

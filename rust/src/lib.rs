@@ -17,14 +17,6 @@ macro_rules! opcodes {
     (@number $n:expr;) => {};
 }
 
-/// mimalloc for every allocation of this module (as pydantic-core and polars do): the columnar
-/// decoders hand Python megabytes of fresh Arrow buffers per call, and glibc's malloc maps and
-/// unmaps each such block, so every call faulted its pages in again (a third of a flat Avro
-/// record's decode; docs/native.md, "Allocator"). mimalloc keeps freed pages for the next call.
-#[global_allocator]
-static ALLOCATOR: allocator::ModuleAllocator = allocator::ModuleAllocator;
-
-mod allocator;
 mod arrow_encode;
 pub mod avro;
 mod avro_encode;

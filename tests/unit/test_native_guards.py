@@ -490,26 +490,6 @@ report(lambda: len(enc({{"b": big}}, None)))
 """
 
 
-_RESERVED_CHILD = """
-def vm_kib():
-    return int(next(ln for ln in open("/proc/self/status") if ln.startswith("VmSize")).split()[1])
-before = vm_kib()
-from serdes.avro._native_encoder import compile_native_encoder
-enc = compile_native_encoder({"type": "record", "name": "B", "fields": [{"name": "b", "type": "bytes"}]}, b"")
-blobs = [enc({"b": bytes(1000)}, None) for _ in range(1000)]
-report(lambda: vm_kib() - before)
-"""
-
-
-def test_the_extension_reserves_little_address_space() -> None:
-    # mimalloc (the module's allocator, rust/src/allocator.rs) reserves 1 GiB of address space for
-    # its first arena unless told otherwise: a process under `ulimit -v` would lose it on import
-    native_module()
-    out = run_bounded(CHILD_PRELUDE + _RESERVED_CHILD)
-    assert out["returncode"] == 0 and out["error"] is None, out
-    assert int(out["value"]) < 512 * 1024, f"importing and using the extension reserved {out['value']} KiB"
-
-
 def test_a_value_too_large_to_encode_is_a_memory_error(implementation: Implementation) -> None:
     # the native buffer grows with try_reserve: a failed allocation is a MemoryError, as the pure
     # encoder's bytearray raises, never Rust's abort

@@ -156,35 +156,20 @@ impl Cursor<'_> {
     }
 }
 
-/// Room in a string or bytes column for `n` more bytes and, judged by the bytes per row so far,
-/// for the rows still expected: one or two reallocations for a run of frames instead of a dozen
-/// doublings from empty, each copying the column. At least half again its size (a low estimate
-/// does not reallocate at every row).
-#[cold]
-#[inline(never)]
-fn grow_for_rows(bytes: &mut Vec<u8>, n: usize, rows: usize, expect: usize) {
-    let per_row = bytes.len().checked_div(rows).map_or(n, |b| b + 1);
-    let ahead = (per_row + per_row / 8).saturating_mul(expect.saturating_sub(rows));
-    bytes.reserve(ahead.max(n).max(bytes.len() / 2));
-}
-
 /// The decoder of one flat schema: columns grow by one row per record.
 pub struct FlatDecoder {
     columns: Vec<Column>,
     rows: usize,
-    /// the rows the caller said are coming (`reserve`): what a string column's bytes are sized for
-    expect: usize,
 }
 
 impl FlatDecoder {
     pub fn new(plan: Vec<FieldPlan>) -> FlatDecoder {
-        FlatDecoder { columns: plan.into_iter().map(Column::new).collect(), rows: 0, expect: 0 }
+        FlatDecoder { columns: plan.into_iter().map(Column::new).collect(), rows: 0 }
     }
 
     /// Room for `rows` more rows in every fixed-width column and offsets buffer (the run of
     /// frames of this writer ahead, at most the call's frames: no reallocation while they decode).
     pub fn reserve(&mut self, rows: usize) {
-        self.expect = self.rows + rows;
         for col in &mut self.columns {
             match &mut col.values {
                 Values::Bool(b) => b.reserve(rows),
@@ -204,7 +189,6 @@ impl FlatDecoder {
     /// dropped (a field of the failed row may already hold its value).
     pub fn decode(&mut self, body: &[u8]) -> Result<usize, String> {
         let mut c = Cursor { buf: body, at: 0 };
-        let (rows, expect) = (self.rows, self.expect);
         for col in &mut self.columns {
             if let Some(null_index) = col.plan.null_index {
                 let branch = c.long()?;
@@ -236,9 +220,6 @@ impl FlatDecoder {
                     let data = c.take(n)?;
                     if bytes.len() + n > i32::MAX as usize {
                         return Err("more than 2 GiB of strings in one batch".to_string());
-                    }
-                    if bytes.capacity() - bytes.len() < n {
-                        grow_for_rows(bytes, n, rows, expect);
                     }
                     bytes.extend_from_slice(data);
                     offsets.push(bytes.len() as i32);

@@ -15,7 +15,7 @@ from typing import Any, Dict
 import pytest
 from confluent_kafka.schema_registry import SchemaRegistryClient
 
-from tests.support.registry_client import REQUEST_TIMEOUT_S
+from tests.support.registry_client import with_request_timeout
 from tests.unit.test_docs_examples import Example, assert_prints_what_it_shows, example_params
 
 pytestmark = pytest.mark.integration
@@ -31,7 +31,7 @@ def test_doc_example_prints_what_it_shows_twice(
     plain_init = SchemaRegistryClient.__init__
 
     def with_timeout(self: SchemaRegistryClient, conf: Dict[str, Any], *args: Any, **kwargs: Any) -> None:
-        plain_init(self, {"timeout": REQUEST_TIMEOUT_S, **conf}, *args, **kwargs)
+        plain_init(self, with_request_timeout(conf), *args, **kwargs)
 
     monkeypatch.setattr(SchemaRegistryClient, "__init__", with_timeout)
     monkeypatch.setenv("KAFKA_BOOTSTRAP", kafka_bootstrap)

@@ -16,8 +16,10 @@ use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array, Int32Array, Int64Array, RecordBatch,
     StringArray,
 };
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Schema};
+
+use super::pool;
 
 /// The kind of one field, as Python names it in the plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -160,24 +162,27 @@ impl Cursor<'_> {
 pub struct FlatDecoder {
     columns: Vec<Column>,
     rows: usize,
+    /// the rows the caller said are coming (`reserve`): what a string column's bytes are sized for
+    expect: usize,
 }
 
 impl FlatDecoder {
     pub fn new(plan: Vec<FieldPlan>) -> FlatDecoder {
-        FlatDecoder { columns: plan.into_iter().map(Column::new).collect(), rows: 0 }
+        FlatDecoder { columns: plan.into_iter().map(Column::new).collect(), rows: 0, expect: 0 }
     }
 
     /// Room for `rows` more rows in every fixed-width column and offsets buffer (the run of
     /// frames of this writer ahead, at most the call's frames: no reallocation while they decode).
     pub fn reserve(&mut self, rows: usize) {
+        self.expect = self.rows + rows;
         for col in &mut self.columns {
             match &mut col.values {
                 Values::Bool(b) => b.reserve(rows),
-                Values::I32(v) => v.reserve(rows),
-                Values::I64(v) => v.reserve(rows),
-                Values::F32(v) => v.reserve(rows),
-                Values::F64(v) => v.reserve(rows),
-                Values::Var(offsets, _) => offsets.reserve(rows),
+                Values::I32(v) => pool::reserve(v, rows),
+                Values::I64(v) => pool::reserve(v, rows),
+                Values::F32(v) => pool::reserve(v, rows),
+                Values::F64(v) => pool::reserve(v, rows),
+                Values::Var(offsets, _) => pool::reserve(offsets, rows),
             }
             if let Some(valid) = col.valid.as_mut() {
                 valid.reserve(rows);
@@ -189,6 +194,7 @@ impl FlatDecoder {
     /// dropped (a field of the failed row may already hold its value).
     pub fn decode(&mut self, body: &[u8]) -> Result<usize, String> {
         let mut c = Cursor { buf: body, at: 0 };
+        let (rows, expect) = (self.rows, self.expect);
         for col in &mut self.columns {
             if let Some(null_index) = col.plan.null_index {
                 let branch = c.long()?;
@@ -221,6 +227,9 @@ impl FlatDecoder {
                     if bytes.len() + n > i32::MAX as usize {
                         return Err("more than 2 GiB of strings in one batch".to_string());
                     }
+                    if bytes.capacity() - bytes.len() < n {
+                        pool::grow_bytes(bytes, n, rows, expect);
+                    }
                     bytes.extend_from_slice(data);
                     offsets.push(bytes.len() as i32);
                 }
@@ -244,13 +253,13 @@ impl FlatDecoder {
             let nulls = done.valid.map(|mut v| NullBuffer::new(v.finish()));
             let array: ArrayRef = match done.values {
                 Values::Bool(mut b) => Arc::new(BooleanArray::new(b.finish(), nulls)),
-                Values::I32(v) => Arc::new(Int32Array::new(ScalarBuffer::from(v), nulls)),
-                Values::I64(v) => Arc::new(Int64Array::new(ScalarBuffer::from(v), nulls)),
-                Values::F32(v) => Arc::new(Float32Array::new(ScalarBuffer::from(v), nulls)),
-                Values::F64(v) => Arc::new(Float64Array::new(ScalarBuffer::from(v), nulls)),
+                Values::I32(v) => Arc::new(Int32Array::new(pool::scalars(v), nulls)),
+                Values::I64(v) => Arc::new(Int64Array::new(pool::scalars(v), nulls)),
+                Values::F32(v) => Arc::new(Float32Array::new(pool::scalars(v), nulls)),
+                Values::F64(v) => Arc::new(Float64Array::new(pool::scalars(v), nulls)),
                 Values::Var(offsets, bytes) => {
-                    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-                    let values = Buffer::from_vec(bytes);
+                    let offsets = OffsetBuffer::new(pool::scalars(offsets));
+                    let values = pool::buffer(bytes);
                     if done.plan.kind == Kind::String {
                         // checks the bytes are UTF-8, at every offset
                         Arc::new(StringArray::try_new(offsets, values, nulls).map_err(|e| e.to_string())?)

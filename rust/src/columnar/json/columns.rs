@@ -10,10 +10,11 @@ use std::sync::Arc;
 use arrow_array::{
     Array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, MapArray, StringArray, StructArray,
 };
-use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{DataType, Field, Fields};
 
 use super::program::{Kind, Program};
+use crate::columnar::pool;
 
 pub enum Data {
     I64(Vec<i64>),
@@ -81,11 +82,11 @@ impl Columns {
             .map(|(node, top)| {
                 let n = if top { rows } else { 0 };
                 let data = match &node.kind {
-                    Kind::Int => Data::I64(Vec::with_capacity(n)),
-                    Kind::Float => Data::F64(Vec::with_capacity(n)),
+                    Kind::Int => Data::I64(pool::with_capacity(n)),
+                    Kind::Float => Data::F64(pool::with_capacity(n)),
                     Kind::Bool => Data::Bool(Vec::with_capacity(n)),
                     Kind::Str => {
-                        let mut offsets = Vec::with_capacity(n + 1);
+                        let mut offsets = pool::with_capacity(n + 1);
                         offsets.push(0);
                         Data::Str(offsets, Vec::new())
                     }
@@ -150,8 +151,8 @@ impl Columns {
         let nulls = col.valid.take().map(|v| NullBuffer::new(bits(&v)));
         let data = std::mem::replace(&mut col.data, Data::List(Vec::new()));
         let array: ArrayRef = match (data, &program.nodes[node].kind) {
-            (Data::I64(v), _) => Arc::new(Int64Array::new(ScalarBuffer::from(v), nulls)),
-            (Data::F64(v), _) => Arc::new(Float64Array::new(ScalarBuffer::from(v), nulls)),
+            (Data::I64(v), _) => Arc::new(Int64Array::new(pool::scalars(v), nulls)),
+            (Data::F64(v), _) => Arc::new(Float64Array::new(pool::scalars(v), nulls)),
             (Data::Bool(b), _) => Arc::new(BooleanArray::new(bits(&b), nulls)),
             (Data::Str(offsets, bytes), _) => Arc::new(string_array(offsets, bytes, nulls)?),
             (Data::Struct(rows, _), Kind::Struct(props)) => {
@@ -172,7 +173,7 @@ impl Columns {
                 let values = self.array(program, *child)?;
                 let field = Arc::new(field_of(program, *child));
                 Arc::new(
-                    ListArray::try_new(field, OffsetBuffer::new(ScalarBuffer::from(offsets)), values, nulls)
+                    ListArray::try_new(field, OffsetBuffer::new(pool::scalars(offsets)), values, nulls)
                         .map_err(|e| e.to_string())?,
                 )
             }
@@ -188,14 +189,8 @@ impl Columns {
                 let entries = StructArray::try_new(entry_fields, vec![Arc::new(keys) as ArrayRef, values], None)
                     .map_err(|e| e.to_string())?;
                 Arc::new(
-                    MapArray::try_new(
-                        entries_field,
-                        OffsetBuffer::new(ScalarBuffer::from(offsets)),
-                        entries,
-                        nulls,
-                        false,
-                    )
-                    .map_err(|e| e.to_string())?,
+                    MapArray::try_new(entries_field, OffsetBuffer::new(pool::scalars(offsets)), entries, nulls, false)
+                        .map_err(|e| e.to_string())?,
                 )
             }
             _ => return Err("a column that does not match its node".into()),
@@ -211,7 +206,7 @@ fn bits(bytes: &[bool]) -> BooleanBuffer {
 fn string_array(offsets: Vec<i32>, bytes: Vec<u8>, nulls: Option<NullBuffer>) -> Result<StringArray, String> {
     // try_new checks the offsets and that the bytes are UTF-8 (the parser wrote only UTF-8: a
     // second look, at about a nanosecond per ten bytes)
-    StringArray::try_new(OffsetBuffer::new(ScalarBuffer::from(offsets)), Buffer::from_vec(bytes), nulls)
+    StringArray::try_new(OffsetBuffer::new(pool::scalars(offsets)), pool::buffer(bytes), nulls)
         .map_err(|e| e.to_string())
 }
 

@@ -21,6 +21,10 @@ use std::collections::HashSet;
 
 use super::columns::{offset, Columns, Data};
 use super::program::{Kind, Num, Program};
+use crate::columnar::pool;
+
+/// Spare bytes a string column keeps ahead of a string (a longer one grows the column itself).
+const STRING_ROOM: usize = 64;
 
 pub type Fail = &'static str;
 
@@ -193,6 +197,10 @@ impl<'a, 'p> Parser<'a, 'p> {
                     return Err("not a string");
                 }
                 let Data::Str(offsets, bytes) = &mut self.cols.cols[node].data else { return Err("column kind") };
+                if bytes.capacity() - bytes.len() < STRING_ROOM {
+                    // (the offsets were sized for the rows expected, in the root's own columns)
+                    pool::grow_bytes(bytes, STRING_ROOM, offsets.len() - 1, offsets.capacity() - 1);
+                }
                 let start = bytes.len();
                 let count = n.checks.counts_length();
                 let chars = string(self.buf, &mut self.at, bytes, count)?;

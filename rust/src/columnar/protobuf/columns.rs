@@ -9,11 +9,12 @@ use arrow_array::{
     Int32Array, Int64Array, ListArray, MapArray, StringArray, StructArray, TimestampNanosecondArray, UInt32Array,
     UInt64Array,
 };
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBufferBuilder, NullBuffer, OffsetBuffer};
 use arrow_schema::Field;
 
 use super::maps;
 use super::program::{Card, FieldDef, MessageDef, Node, Scalar};
+use crate::columnar::pool;
 
 /// Bytes of strings (or items of lists) one column may hold in one call: Arrow's 32-bit offsets.
 const MAX_OFFSET: usize = i32::MAX as usize;
@@ -132,6 +133,10 @@ impl Column {
             if bytes.len() + data.len() > MAX_OFFSET {
                 return Err("more than 2 GiB of strings in one column");
             }
+            if bytes.capacity() - bytes.len() < data.len() {
+                // (the offsets were sized for the values expected, in a batch's own columns)
+                pool::grow_bytes(bytes, data.len(), offsets.len() - 1, offsets.capacity() - 1);
+            }
             bytes.extend_from_slice(data);
             offsets.push(bytes.len() as i32);
         }
@@ -157,13 +162,13 @@ impl Column {
     /// Room for `n` more values of a fixed size (the batch's own columns: one per frame).
     fn reserve(&mut self, n: usize) {
         match &mut self.values {
-            Values::I32(v) | Values::Codes(v) => v.reserve(n),
-            Values::I64(v) => v.reserve(n),
-            Values::U32(v) => v.reserve(n),
-            Values::U64(v) => v.reserve(n),
-            Values::F32(v) => v.reserve(n),
-            Values::F64(v) => v.reserve(n),
-            Values::Var(o, _) | Values::List(o, _) | Values::Map(o, _, _) => o.reserve(n),
+            Values::I32(v) | Values::Codes(v) => pool::reserve(v, n),
+            Values::I64(v) => pool::reserve(v, n),
+            Values::U32(v) => pool::reserve(v, n),
+            Values::U64(v) => pool::reserve(v, n),
+            Values::F32(v) => pool::reserve(v, n),
+            Values::F64(v) => pool::reserve(v, n),
+            Values::Var(o, _) | Values::List(o, _) | Values::Map(o, _, _) => pool::reserve(o, n),
             Values::Bool(b) => b.reserve(n),
             Values::Struct(_) => {}
         }
@@ -192,7 +197,7 @@ impl Column {
             (Card::Repeated, Values::List(offsets, item)) => {
                 let values = item.finish(field, true)?;
                 let item_field = Arc::new(Field::new("item", field.node.data_type(), false));
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+                let offsets = OffsetBuffer::new(pool::scalars(offsets));
                 Ok(Arc::new(ListArray::try_new(item_field, offsets, values, nulls).map_err(|e| e.to_string())?))
             }
             (Card::Map { key }, Values::Map(offsets, keys, values)) => {
@@ -216,7 +221,7 @@ impl Column {
                 };
                 let entries =
                     StructArray::try_new(entry_fields, vec![keys, values], None).map_err(|e| e.to_string())?;
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+                let offsets = OffsetBuffer::new(pool::scalars(offsets));
                 Ok(Arc::new(
                     MapArray::try_new(entries_field, offsets, entries, nulls, false).map_err(|e| e.to_string())?,
                 ))
@@ -255,26 +260,26 @@ fn finish_node(node: &Node, values: Values, nulls: Option<NullBuffer>) -> Result
     let e = |e: arrow_schema::ArrowError| e.to_string();
     Ok(match (node, values) {
         (Node::Timestamp, Values::I64(v)) => {
-            Arc::new(TimestampNanosecondArray::new(ScalarBuffer::from(v), nulls).with_timezone("UTC"))
+            Arc::new(TimestampNanosecondArray::new(pool::scalars(v), nulls).with_timezone("UTC"))
         }
-        (Node::Duration, Values::I64(v)) => Arc::new(DurationNanosecondArray::new(ScalarBuffer::from(v), nulls)),
+        (Node::Duration, Values::I64(v)) => Arc::new(DurationNanosecondArray::new(pool::scalars(v), nulls)),
         (Node::Enum(def), Values::Codes(v)) => {
-            let keys = Int32Array::new(ScalarBuffer::from(v), nulls);
+            let keys = Int32Array::new(pool::scalars(v), nulls);
             let symbols: ArrayRef = Arc::new(StringArray::from_iter_values(def.symbols.iter()));
             Arc::new(DictionaryArray::<Int32Type>::try_new(keys, symbols).map_err(e)?)
         }
         (Node::Message(_), Values::Struct(s)) => Arc::new(s.finish(nulls)?),
         (Node::Scalar(s) | Node::Wrapper(s), values) => match values {
             Values::Bool(mut b) => Arc::new(BooleanArray::new(b.finish(), nulls)),
-            Values::I32(v) => Arc::new(Int32Array::new(ScalarBuffer::from(v), nulls)),
-            Values::I64(v) => Arc::new(Int64Array::new(ScalarBuffer::from(v), nulls)),
-            Values::U32(v) => Arc::new(UInt32Array::new(ScalarBuffer::from(v), nulls)),
-            Values::U64(v) => Arc::new(UInt64Array::new(ScalarBuffer::from(v), nulls)),
-            Values::F32(v) => Arc::new(Float32Array::new(ScalarBuffer::from(v), nulls)),
-            Values::F64(v) => Arc::new(Float64Array::new(ScalarBuffer::from(v), nulls)),
+            Values::I32(v) => Arc::new(Int32Array::new(pool::scalars(v), nulls)),
+            Values::I64(v) => Arc::new(Int64Array::new(pool::scalars(v), nulls)),
+            Values::U32(v) => Arc::new(UInt32Array::new(pool::scalars(v), nulls)),
+            Values::U64(v) => Arc::new(UInt64Array::new(pool::scalars(v), nulls)),
+            Values::F32(v) => Arc::new(Float32Array::new(pool::scalars(v), nulls)),
+            Values::F64(v) => Arc::new(Float64Array::new(pool::scalars(v), nulls)),
             Values::Var(offsets, bytes) => {
-                let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-                let data = Buffer::from_vec(bytes);
+                let offsets = OffsetBuffer::new(pool::scalars(offsets));
+                let data = pool::buffer(bytes);
                 if *s == Scalar::String {
                     // checks the bytes are UTF-8 at every offset: invalid UTF-8 refuses the call
                     Arc::new(StringArray::try_new(offsets, data, nulls).map_err(e)?)

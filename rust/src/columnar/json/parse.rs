@@ -270,11 +270,11 @@ impl<'a, 'p> Parser<'a, 'p> {
                 self.ws();
                 // the property after the last one first, compared in place: records are usually
                 // written in schema order
-                let k = match props.get(next) {
-                    Some(p) if p.plain && self.key_is(&p.name) => next,
+                let (k, colon_read) = match props.get(next) {
+                    Some(p) if p.plain && self.key_is(&p.key) => (next, true),
                     _ => {
                         let key = self.key()?;
-                        *index.by_name.get(key).ok_or("a property the schema does not declare")?
+                        (*index.by_name.get(key).ok_or("a property the schema does not declare")?, false)
                     }
                 };
                 next = k + 1;
@@ -293,7 +293,9 @@ impl<'a, 'p> Parser<'a, 'p> {
                 if again {
                     return Err("a key given twice");
                 }
-                self.expect(b':')?;
+                if !colon_read {
+                    self.expect(b':')?;
+                }
                 self.value(props[k].child)?;
                 self.ws();
                 match self.peek() {
@@ -329,15 +331,14 @@ impl<'a, 'p> Parser<'a, 'p> {
         Ok(())
     }
 
-    /// Whether the key at `self.at` (its `"`) is `name` written without escapes; if so, moves past
-    /// it. (`name` is plain: no quote, backslash or control character, so its bytes are the key's.)
+    /// Whether the bytes at `self.at` are `key` (a plain property's `"name":`); if so, moves past
+    /// them. (A plain name has no quote, backslash or control character, so a key written without
+    /// escapes is exactly its bytes, and the quote after it closes it.)
     #[inline(always)]
-    fn key_is(&mut self, name: &[u8]) -> bool {
-        let start = self.at + 1;
-        let end = start + name.len();
-        match self.buf.get(self.at..=end) {
-            Some(s) if s[0] == b'"' && s[s.len() - 1] == b'"' && same(&s[1..s.len() - 1], name) => {
-                self.at = end + 1;
+    fn key_is(&mut self, key: &[u8]) -> bool {
+        match self.buf.get(self.at..self.at + key.len()) {
+            Some(s) if same(s, key) => {
+                self.at += key.len();
                 true
             }
             _ => false,
@@ -678,10 +679,39 @@ fn hex4(buf: &[u8], i: usize) -> Result<u32, Fail> {
     Ok(v)
 }
 
-/// `a == b`, for the short slices property names are (a loop the compiler unrolls, not a call).
-#[inline]
+/// `a == b`, for the short slices property keys are (inlined compares, not a call).
+#[inline(always)]
 fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+    // a word (or two overlapping ones) at a time: keys are short, and a call of `memcmp` or a byte
+    // loop costs more than the compare
+    fn word(s: &[u8], at: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&s[at..at + 8]);
+        u64::from_le_bytes(w)
+    }
+    fn half(s: &[u8], at: usize) -> u32 {
+        let mut w = [0u8; 4];
+        w.copy_from_slice(&s[at..at + 4]);
+        u32::from_le_bytes(w)
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        let mut i = 0;
+        while i + 8 <= n {
+            if word(a, i) != word(b, i) {
+                return false;
+            }
+            i += 8;
+        }
+        i == n || word(a, n - 8) == word(b, n - 8)
+    } else if n >= 4 {
+        half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4)
+    } else {
+        a.iter().zip(b).all(|(x, y)| x == y)
+    }
 }
 
 /// Whether two of the keys `bytes[bounds[k]..bounds[k + 1]]` are equal.
@@ -705,6 +735,21 @@ mod tests {
             i += 1;
         }
         i
+    }
+
+    #[test]
+    fn keys_compare_word_by_word_as_byte_by_byte() {
+        // every length up to three words, a difference at every position, and unequal lengths
+        for n in 0..26usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            assert!(same(&a, &a.clone()));
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same(&a, &b), "{n} bytes, differing at {at}");
+            }
+            assert!(!same(&a, &a[..n.saturating_sub(1)]) || n == 0);
+        }
     }
 
     #[test]

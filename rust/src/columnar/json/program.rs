@@ -78,6 +78,9 @@ pub struct Prop {
     /// the name has no byte JSON must escape (quote, backslash, control): a key written without
     /// escapes has exactly its bytes
     pub plain: bool,
+    /// `"name":` -- the name quoted and followed by its colon, as a plain name's key is written
+    /// (orjson's and `json.dumps`' separators alike): the bytes the parser compares in place
+    pub key: Box<[u8]>,
     pub child: usize,
     /// whether the property may be left out (then its column holds a null)
     pub absent_ok: bool,
@@ -219,6 +222,7 @@ impl Program {
                             .into_iter()
                             .map(|(n, child, absent_ok)| Prop {
                                 plain: n.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\'),
+                                key: format!("\"{n}\":").into_bytes().into(),
                                 name: n.into_bytes().into(),
                                 child,
                                 absent_ok,

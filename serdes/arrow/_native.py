@@ -328,15 +328,15 @@ class NativeAvroColumns:
                  ) -> Optional[pa.StructArray]:
         if self._off is not None:
             return None
-        missing = self._dec.missing(payloads)
-        if missing is None and any(p is None for p in payloads):
+        found = self._dec.decode(payloads, threads)
+        if found is None and any(p is None for p in payloads):
             # tombstones: rows of nulls among the decoded rows (a union column's null slot is the
             # per-record path's own rule: such readers leave tombstones to it)
             if self._has_union:
                 return None
             present = [p for p in payloads if p is not None]
-            found = self._columns(present, writer_of, threads) if present else None
-            if found is None:
+            rows = self._columns(present, writer_of, threads) if present else None
+            if rows is None:
                 return None
             positions: List[Optional[int]] = []
             at = 0
@@ -346,13 +346,19 @@ class NativeAvroColumns:
                 else:
                     positions.append(at)
                     at += 1
-            return found.take(pa.array(positions, pa.int64()))
-        if missing is None:
+            return rows.take(pa.array(positions, pa.int64()))
+        if found is None:
             return None  # a value that is not bytes, or another framing
-        for sid in missing:  # every id not added yet: new ones, and refused ones again
-            if not self._add(sid, writer_of):
+        cols, index, why, missing = found
+        if missing:
+            for sid in missing:  # every id not added yet: new ones, and refused ones again
+                if not self._add(sid, writer_of):
+                    return None
+            # (an id can be missing again only when adding the others evicted it: then refused)
+            again = self._dec.decode(payloads, threads)
+            if again is None:  # pragma: no cover - the same frames were taken a moment ago
                 return None
-        cols, index, why = self._dec.decode(payloads, threads)
+            cols, index, why, missing = again
         if not cols:
             self.refused = (index, why)
             return None

@@ -323,31 +323,6 @@ impl AvroArrowDecoder {
         Ok(())
     }
 
-    /// `ids(frames)`: the schema ids of `frames` not added yet, in order of first use, or `None`
-    /// when a frame is not `bytes` with a Confluent 4-byte-id prefix (this path does not take it).
-    fn missing<'py>(&self, py: Python<'py>, frames: &Bound<'py, PyList>) -> PyResult<Option<Vec<u32>>> {
-        let writers = self.writers_mut()?;
-        let mut out: Vec<u32> = Vec::new();
-        let mut last: Option<u32> = None;
-        for item in frames.iter() {
-            let Ok(b) = item.cast::<PyBytes>() else { return Ok(None) };
-            let f = b.as_bytes();
-            if f.len() < 5 || f[0] != 0 {
-                return Ok(None);
-            }
-            let id = u32::from_be_bytes([f[1], f[2], f[3], f[4]]);
-            if last == Some(id) {
-                continue;
-            }
-            last = Some(id);
-            if !writers.contains_key(&id) && !out.contains(&id) {
-                out.push(id);
-            }
-        }
-        let _ = py;
-        Ok(Some(out))
-    }
-
     /// `_crate_floor_ns(frames, reps)`: nanoseconds of each of `reps` decodes of `frames` (all of
     /// one added writer) by the crate alone -- its own streaming decoder over the frames laid end
     /// to end, then one flush -- without Python in between: the benchmarks' floor. Not public API.
@@ -387,21 +362,53 @@ impl AvroArrowDecoder {
         Ok(out)
     }
 
-    /// `decode(frames, threads)`: `(batches, None, None)` -- a list of `ArrowColumns`, one per
-    /// run of frames of one writer (per thread), in order -- or `([], index, reason)` when the
-    /// call decoded nothing (`index`: the frame that stopped it, or `None`). `frames` are `bytes`
-    /// (`missing` said so); `threads`: how many threads a large list may be decoded on.
+    /// `decode(frames, threads)`: `(batches, None, None, [])` -- a list of `ArrowColumns`, one
+    /// per run of frames of one writer (per thread), in order -- or `([], index, reason, missing)`
+    /// when the call decoded nothing (`index`: the frame that stopped it, or `None`; `missing`:
+    /// the schema ids not added yet, in order of first use, when that is why); or `None` when a
+    /// frame is not `bytes` with a Confluent 4-byte-id prefix (this path does not take the list).
+    /// `threads`: how many threads a large list may be decoded on.
     #[pyo3(signature = (frames, threads=1))]
     fn decode<'py>(
         &self,
         py: Python<'py>,
         frames: &Bound<'py, PyList>,
         threads: usize,
-    ) -> PyResult<Bound<'py, PyTuple>> {
-        let items: Vec<Bound<'py, PyBytes>> =
-            frames.iter().map(|x| x.cast_into::<PyBytes>().map_err(PyErr::from)).collect::<PyResult<_>>()?;
-        let slices: Vec<&[u8]> = items.iter().map(|b| b.as_bytes()).collect();
-        // the frames are immutable bytes objects kept alive by `items` while the GIL is released
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        // One pass over the frames reads each one's type, length, prefix and data address (each
+        // bytes object is touched once before the decode: a list of 20,000 is larger than the
+        // cache, so a second pass would miss on every frame again).
+        let mut items: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(frames.len());
+        let mut spans: Vec<(*const u8, usize)> = Vec::with_capacity(frames.len());
+        let mut missing: Vec<u32> = Vec::new();
+        {
+            let writers = self.writers_mut()?;
+            let mut asked = std::collections::HashSet::new();
+            let mut last: Option<u32> = None;
+            for item in frames.iter() {
+                let Ok(b) = item.cast_into::<PyBytes>() else { return Ok(None) };
+                let f = b.as_bytes();
+                let [0, i0, i1, i2, i3, ..] = *f else { return Ok(None) };
+                let id = u32::from_be_bytes([i0, i1, i2, i3]);
+                if last != Some(id) {
+                    last = Some(id);
+                    if !writers.contains_key(&id) && asked.insert(id) {
+                        missing.push(id);
+                    }
+                }
+                spans.push((f.as_ptr(), f.len()));
+                items.push(b);
+            }
+        }
+        if !missing.is_empty() {
+            let reason = "schema ids without a writer".into_pyobject(py)?.into_any();
+            let parts =
+                [PyList::empty(py).into_any(), py.None().into_bound(py), reason, missing.into_pyobject(py)?.into_any()];
+            return PyTuple::new(py, parts).map(Some);
+        }
+        // SAFETY: each span is the data of a bytes object in `items`, which keeps it alive (and
+        // bytes are immutable) until after the decode, the GIL released or not
+        let slices: Vec<&[u8]> = spans.iter().map(|&(p, n)| unsafe { std::slice::from_raw_parts(p, n) }).collect();
         let result = py.detach(|| panics::catch(|| self.decode_all(&slices, threads)));
         let outcome = match result {
             Ok(r) => r,
@@ -417,14 +424,22 @@ impl AvroArrowDecoder {
                 for c in cols {
                     list.append(Bound::new(py, c)?)?;
                 }
-                PyTuple::new(py, [list.into_any(), py.None().into_bound(py), py.None().into_bound(py)])
+                let parts =
+                    [list.into_any(), py.None().into_bound(py), py.None().into_bound(py), PyList::empty(py).into_any()];
+                PyTuple::new(py, parts).map(Some)
             }
             Err((index, reason)) => {
                 let index = match index {
                     Some(i) => i.into_pyobject(py)?.into_any(),
                     None => py.None().into_bound(py),
                 };
-                PyTuple::new(py, [PyList::empty(py).into_any(), index, reason.into_pyobject(py)?.into_any()])
+                let parts = [
+                    PyList::empty(py).into_any(),
+                    index,
+                    reason.into_pyobject(py)?.into_any(),
+                    PyList::empty(py).into_any(),
+                ];
+                PyTuple::new(py, parts).map(Some)
             }
         }
     }

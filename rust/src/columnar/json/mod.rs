@@ -18,7 +18,7 @@
 //! * work and memory are linear in the input's bytes (duplicate map keys: a keyed hash set);
 //! * the programs kept are bounded by Python (one per schema id, at most `cache_size`);
 //! * a panic is caught (`panics::catch`) and answered like a bad frame: the per-record path runs.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 
 use arrow_array::StructArray;
@@ -105,23 +105,6 @@ fn frame_id(frame: &[u8]) -> Option<u32> {
     }
 }
 
-/// The schema ids of `frames` that have no program, in order of first use (a frame without the
-/// Confluent prefix is left for `decode_all` to refuse).
-fn missing_ids(frames: &[Option<&[u8]>], programs: &HashMap<u32, Arc<Program>>) -> Vec<u32> {
-    let mut out: Vec<u32> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut last: Option<u32> = None;
-    for id in frames.iter().flatten().filter_map(|f| frame_id(f)) {
-        if last != Some(id) {
-            last = Some(id);
-            if !programs.contains_key(&id) && seen.insert(id) {
-                out.push(id);
-            }
-        }
-    }
-    out
-}
-
 fn program_of(frame: &[u8], programs: &HashMap<u32, Arc<Program>>) -> Result<Arc<Program>, String> {
     let id = frame_id(frame).ok_or_else(|| "not a Confluent frame with a 4-byte schema id".to_string())?;
     programs.get(&id).cloned().ok_or_else(|| format!("no program for schema id {id}"))
@@ -156,19 +139,39 @@ impl JsonArrowDecoder {
     /// when that is why); or `None` when an item is neither `bytes` nor `None` (a tombstone). The
     /// GIL is released while the frames are decoded.
     fn decode<'py>(&self, py: Python<'py>, frames: &Bound<'py, PyList>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let mut items: Vec<Option<Bound<'py, PyBytes>>> = Vec::with_capacity(frames.len());
+        // One pass over the frames reads each one's type, length, schema id and data address (each
+        // bytes object is touched once before the decode: a list of 20,000 is larger than the
+        // cache, so a second pass would miss on every frame again).
+        let programs = self.programs()?.clone();
+        let mut items: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(frames.len());
+        let mut spans: Vec<Option<(*const u8, usize)>> = Vec::with_capacity(frames.len());
+        let mut missing: Vec<u32> = Vec::new();
+        let mut asked = HashSet::new();
+        let mut last: Option<u32> = None;
         for x in frames.iter() {
             if x.is_none() {
-                items.push(None);
-            } else {
-                let Ok(b) = x.cast_into::<PyBytes>() else { return Ok(None) };
-                items.push(Some(b));
+                spans.push(None);
+                continue;
             }
+            let Ok(b) = x.cast_into::<PyBytes>() else { return Ok(None) };
+            let f = b.as_bytes();
+            // (a frame without the Confluent prefix is left for `decode_all` to refuse)
+            if let Some(id) = frame_id(f) {
+                if last != Some(id) {
+                    last = Some(id);
+                    if !programs.contains_key(&id) && asked.insert(id) {
+                        missing.push(id);
+                    }
+                }
+            }
+            spans.push(Some((f.as_ptr(), f.len())));
+            items.push(b);
         }
-        let slices: Vec<Option<&[u8]>> = items.iter().map(|b| b.as_ref().map(|b| b.as_bytes())).collect();
-        let programs = self.programs()?.clone();
+        // SAFETY: each span is the data of a bytes object in `items`, which keeps it alive (and
+        // bytes are immutable) until after the decode, the GIL released or not
+        let slices: Vec<Option<&[u8]>> =
+            spans.iter().map(|s| s.map(|(p, n)| unsafe { std::slice::from_raw_parts(p, n) })).collect();
         let none = || py.None().into_bound(py);
-        let missing = missing_ids(&slices, &programs);
         if !missing.is_empty() {
             let reason = "schema ids without a program".into_pyobject(py)?.into_any();
             return PyTuple::new(py, [none(), none(), reason, missing.into_pyobject(py)?.into_any()]).map(Some);

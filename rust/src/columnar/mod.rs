@@ -379,7 +379,7 @@ impl AvroArrowDecoder {
         // bytes object is touched once before the decode: a list of 20,000 is larger than the
         // cache, so a second pass would miss on every frame again).
         let mut items: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(frames.len());
-        let mut spans: Vec<(*const u8, usize)> = Vec::with_capacity(frames.len());
+        let mut slices: Vec<&[u8]> = Vec::with_capacity(frames.len());
         let mut missing: Vec<u32> = Vec::new();
         {
             let writers = self.writers_mut()?;
@@ -396,7 +396,9 @@ impl AvroArrowDecoder {
                         missing.push(id);
                     }
                 }
-                spans.push((f.as_ptr(), f.len()));
+                // SAFETY: the data of a bytes object that `items` keeps alive (and bytes are
+                // immutable) until after the decode, the GIL released or not
+                slices.push(unsafe { std::slice::from_raw_parts(f.as_ptr(), f.len()) });
                 items.push(b);
             }
         }
@@ -406,9 +408,6 @@ impl AvroArrowDecoder {
                 [PyList::empty(py).into_any(), py.None().into_bound(py), reason, missing.into_pyobject(py)?.into_any()];
             return PyTuple::new(py, parts).map(Some);
         }
-        // SAFETY: each span is the data of a bytes object in `items`, which keeps it alive (and
-        // bytes are immutable) until after the decode, the GIL released or not
-        let slices: Vec<&[u8]> = spans.iter().map(|&(p, n)| unsafe { std::slice::from_raw_parts(p, n) }).collect();
         let result = py.detach(|| panics::catch(|| self.decode_all(&slices, threads)));
         let outcome = match result {
             Ok(r) => r,

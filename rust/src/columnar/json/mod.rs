@@ -144,13 +144,13 @@ impl JsonArrowDecoder {
         // cache, so a second pass would miss on every frame again).
         let programs = self.programs()?.clone();
         let mut items: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(frames.len());
-        let mut spans: Vec<Option<(*const u8, usize)>> = Vec::with_capacity(frames.len());
+        let mut slices: Vec<Option<&[u8]>> = Vec::with_capacity(frames.len());
         let mut missing: Vec<u32> = Vec::new();
         let mut asked = HashSet::new();
         let mut last: Option<u32> = None;
         for x in frames.iter() {
             if x.is_none() {
-                spans.push(None);
+                slices.push(None);
                 continue;
             }
             let Ok(b) = x.cast_into::<PyBytes>() else { return Ok(None) };
@@ -164,13 +164,11 @@ impl JsonArrowDecoder {
                     }
                 }
             }
-            spans.push(Some((f.as_ptr(), f.len())));
+            // SAFETY: the data of a bytes object that `items` keeps alive (and bytes are immutable)
+            // until after the decode, the GIL released or not
+            slices.push(Some(unsafe { std::slice::from_raw_parts(f.as_ptr(), f.len()) }));
             items.push(b);
         }
-        // SAFETY: each span is the data of a bytes object in `items`, which keeps it alive (and
-        // bytes are immutable) until after the decode, the GIL released or not
-        let slices: Vec<Option<&[u8]>> =
-            spans.iter().map(|s| s.map(|(p, n)| unsafe { std::slice::from_raw_parts(p, n) })).collect();
         let none = || py.None().into_bound(py);
         if !missing.is_empty() {
             let reason = "schema ids without a program".into_pyobject(py)?.into_any();

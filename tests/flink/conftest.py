@@ -49,9 +49,11 @@ def produce(kafka_bootstrap) -> Callable[..., None]:
 
 @pytest.fixture
 def consume(kafka_bootstrap) -> Callable[..., List]:
-    """``consume(topic, expected, timeout=60, idle=3)``: every record of ``topic`` (``kafka_io.drain``)."""
+    """``consume(topic, expected, timeout=60, idle=3, finished=True)``: every record of ``topic``
+    (``kafka_io.drain``). ``finished``: the job that writes ``topic`` has ended, so the topic is read
+    to its end instead of waiting ``idle`` seconds for late records; a job still running passes False."""
 
-    def read(topic: str, expected: int, timeout: float = 60.0, idle: float = 3.0) -> List:
-        return drain(kafka_bootstrap, topic, expected, timeout=timeout, idle=idle)
+    def read(topic: str, expected: int, timeout: float = 60.0, idle: float = 3.0, finished: bool = True) -> List:
+        return drain(kafka_bootstrap, topic, expected, timeout=timeout, idle=idle, finished=finished)
 
     return read

@@ -113,7 +113,7 @@ def test_restore_across_schema_change(backend, kafka_bootstrap, new_topic, produ
     # v1: fill the state, then stop with a savepoint while it runs
     v1 = start_job(kafka_bootstrap, in_topic, out_topic, "v1", backend)
     try:
-        first = outputs(consume(out_topic, 6, idle=1.0))
+        first = outputs(consume(out_topic, 6, idle=1.0, finished=False))
         assert len(first) == 6 and {o["v"] for o in first} == {"v1"}
         savepoint = sf.stop_with_savepoint(v1, str(tmp_path / "savepoints"))
     except BaseException:
@@ -133,12 +133,12 @@ def test_restore_across_schema_change(backend, kafka_bootstrap, new_topic, produ
         text = str(failure.value)
         assert "StateSchemaIncompatibleError" in text
         assert "evo.Acc.count" in text and rule in text
-    assert len(consume(out_topic, 6, idle=1.0)) == 6    # nothing processed by the bad jobs
+    assert len(consume(out_topic, 6, idle=1.0, finished=False)) == 6    # nothing processed by the bad jobs
 
     # compatible v2: restores v1 state, new field defaults, new enum value round-trips
     v2 = start_job(kafka_bootstrap, in_topic, out_topic, "v2", backend, savepoint)
     try:
-        second = [o for o in outputs(consume(out_topic, 9, idle=1.0)) if o["v"] == "v2"]
+        second = [o for o in outputs(consume(out_topic, 9, idle=1.0, finished=False)) if o["v"] == "v2"]
     finally:
         v2.cancel().result()
     assert second == [

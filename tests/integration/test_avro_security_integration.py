@@ -68,7 +68,7 @@ def test_bomb_through_a_real_topic_is_a_typed_error_with_its_location(
     producer = Producer({"bootstrap.servers": kafka_bootstrap})
     producer.produce(unique_name, value=payload)
     assert producer.flush(60) == 0
-    (msg,) = drain(kafka_bootstrap, unique_name, 1)
+    (msg,) = drain(kafka_bootstrap, unique_name, 1, finished=True)
     de = AvroDeserializer(client)
     ctx = SerializationContext(msg.topic(), MessageField.VALUE, msg.headers())
     with pytest.raises(serdes.CorruptPayloadError, match="serdes.max.items=10000000") as ei:

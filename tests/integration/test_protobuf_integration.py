@@ -41,7 +41,7 @@ def produce(bootstrap: str, topic: str, serializer, messages) -> None:
 
 
 def consume_raw(bootstrap: str, topic: str, n: int, group: str):
-    got = drain(bootstrap, topic, n, group=group)
+    got = drain(bootstrap, topic, n, finished=True, group=group)
     assert len(got) == n
     return got
 

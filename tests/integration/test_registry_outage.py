@@ -38,7 +38,7 @@ def test_registry_outage_mid_stream(servers, kafka_bootstrap, registry_url, uniq
         producer.produce(topic, value=readings({"n": i}, vctx))
     producer.produce(topic, value=alarms({"level": "high"}, vctx))  # a second schema id, not yet seen
     producer.flush()
-    messages = drain(kafka_bootstrap, topic, 21)
+    messages = drain(kafka_bootstrap, topic, 21, finished=True)
     assert len(messages) == 21
 
     # a fresh client, so nothing is cached but what the deserializer itself decodes

@@ -18,9 +18,6 @@ from benchmarks import serde_bench, serde_cases
 from benchmarks.serde import lanes, memory, report
 
 ROOT = Path(__file__).resolve().parents[2]
-# one worker runs the module (scripts/test.sh: --dist loadgroup), so the benchmark run of the module
-# fixture runs once, not once per worker
-pytestmark = pytest.mark.xdist_group("benchmarks_smoke")
 TINY = ["--records", "12", "--repeats", "1", "--batch", "30", "--no-png", "--quiet"]
 
 

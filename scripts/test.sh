@@ -24,8 +24,8 @@ echo "== fetching test servers (cached after the first run)"
 
 # --durations: the 30 slowest tests, printed at the end, so a slow suite says where its time goes.
 # SERDES_TEST_WORKERS (default 2) pytest-xdist workers share the tests; each starts its own servers
-# when it first needs them, and the standalone-cluster tests all run in one worker (their
-# xdist_group, tests/conftest.py), on one cluster. SERDES_TEST_WORKERS=0 runs in this process.
+# when it first needs them, and the standalone-cluster tests all run in one worker (their group,
+# tests/support/xdist_groups.py), on one cluster. SERDES_TEST_WORKERS=0 runs in this process.
 workers=${SERDES_TEST_WORKERS:-2}
 parallel=()
 (( workers > 0 )) && parallel=(-n "$workers" --dist loadgroup)

@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ("serdes.testing.pytest_plugin", "tests.support.implementations", "tests.support.generated_modules")
+pytest_plugins = (
+    "serdes.testing.pytest_plugin",
+    "tests.support.implementations",
+    "tests.support.generated_modules",
+    "tests.support.xdist_groups",
+)
 
 _INTEGRATION_DIR = Path(__file__).parent / "integration"
 
@@ -19,8 +24,3 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if _INTEGRATION_DIR in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.integration)
-        if "flink_cluster" in getattr(item, "fixturenames", ()):
-            # under pytest-xdist (scripts/test.sh -n N --dist loadgroup) the tests on the standalone
-            # Flink cluster all run in one worker, so one cluster serves them all (a session fixture
-            # is per worker)
-            item.add_marker(pytest.mark.xdist_group("flink_cluster"))

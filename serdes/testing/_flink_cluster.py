@@ -238,7 +238,8 @@ class LocalFlinkCluster:
         ov: dict[str, Any] = self.rest("/overview", timeout=3)
         return ov
 
-    def _registered_taskmanagers(self) -> set[str]:
+    def registered_taskmanagers(self) -> set[str]:
+        """The resource ids of the TaskManagers registered with the JobManager (``/taskmanagers``)."""
         tms = self.rest("/taskmanagers", timeout=3) or {}
         return {tm["id"] for tm in tms.get("taskmanagers", [])}
 
@@ -246,7 +247,7 @@ class LocalFlinkCluster:
         if proc is self.jobmanager:
             self.overview()
             return True
-        return proc.name in self._registered_taskmanagers()
+        return proc.name in self.registered_taskmanagers()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _new_taskmanager(self) -> _FlinkProcess:

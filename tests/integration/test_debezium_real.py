@@ -33,7 +33,7 @@ from tests.support.registry_client import registry_client
 
 # one worker runs the whole module (scripts/test.sh: -n 2 --dist loadgroup): its pipeline is
 # module-scoped, and a second worker would start its own PostgreSQL and Connect for it
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(600), pytest.mark.xdist_group("debezium_real")]
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(600)]
 
 pg8000 = pytest.importorskip("pg8000.native")
 

@@ -18,7 +18,7 @@
 //!   when the thread has stack for that depth (`stack::Guard`);
 //! * the decoders kept are bounded by Python (one per writer schema id, at most `cache_size`);
 //! * a panic is caught (`panics::catch`) and answered like a bad frame: the per-record path runs.
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ffi::CString;
 use std::sync::{Arc, Mutex};
 
@@ -48,6 +48,80 @@ struct Writer {
     depth: usize,
     /// the flat-record plan (`flat.rs`), when Python found the schema flat and unresolved
     flat: Option<Vec<flat::FieldPlan>>,
+}
+
+/// The schema id of a frame with a 4-byte id (magic byte 0) at input index `i`, or why a columnar
+/// decoder does not take it: another framing, or more than `max_frame` bytes (serdes'
+/// `max_items`: each item costs at least one byte, so no record decoded holds more items).
+#[inline]
+pub(crate) fn frame_schema_id(frame: &[u8], max_frame: usize, i: usize) -> Result<u32, Refusal> {
+    let id = schema_id(frame).ok_or_else(|| (Some(i), "not a Confluent frame with a 4-byte schema id".to_string()))?;
+    if frame.len() > max_frame {
+        return Err((Some(i), format!("a frame of {} bytes (more than max_items)", frame.len())));
+    }
+    Ok(id)
+}
+
+/// The schema id of a frame with a 4-byte id (magic byte 0), or `None`.
+#[inline]
+fn schema_id(frame: &[u8]) -> Option<u32> {
+    match *frame {
+        [0, a, b, c, d, ..] => Some(u32::from_be_bytes([a, b, c, d])),
+        _ => None,
+    }
+}
+
+/// The frames of one `decode` call, read in one pass over the Python list: each bytes object is
+/// touched once before the decode (a list of 20,000 is larger than the cache, so a second pass
+/// would miss on every frame again).
+pub(crate) struct FrameList<'py> {
+    /// keeps each frame's bytes object alive while `slices` points into it
+    _items: Vec<Bound<'py, PyBytes>>,
+    slices: Vec<Option<&'py [u8]>>,
+    missing: Vec<u32>,
+}
+
+impl<'py> FrameList<'py> {
+    /// `None` when an item is neither `bytes` nor, where `tombstones` are taken, `None`. A frame
+    /// without the 4-byte-id prefix is kept: the decode refuses it by its index.
+    pub(crate) fn read(frames: &Bound<'py, PyList>, tombstones: bool, known: impl Fn(u32) -> bool) -> Option<Self> {
+        let mut items: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(frames.len());
+        let mut slices = Vec::with_capacity(frames.len());
+        let mut missing = Vec::new();
+        let mut asked = HashSet::new();
+        let mut last = None;
+        for item in frames.iter() {
+            if tombstones && item.is_none() {
+                slices.push(None);
+                continue;
+            }
+            let Ok(b) = item.cast_into::<PyBytes>() else { return None };
+            let f = b.as_bytes();
+            if let Some(id) = schema_id(f) {
+                if last != Some(id) {
+                    last = Some(id);
+                    if !known(id) && asked.insert(id) {
+                        missing.push(id);
+                    }
+                }
+            }
+            // SAFETY: the data of a bytes object that `_items` keeps alive (and bytes are
+            // immutable) for as long as `slices()` lends it out, the GIL released or not
+            slices.push(Some(unsafe { std::slice::from_raw_parts::<'py, u8>(f.as_ptr(), f.len()) }));
+            items.push(b);
+        }
+        Some(FrameList { _items: items, slices, missing })
+    }
+
+    /// Each frame's data, in order (`None`: a tombstone), borrowed from this list.
+    pub(crate) fn slices(&self) -> &[Option<&[u8]>] {
+        &self.slices
+    }
+
+    /// The schema ids `known` did not hold, in order of first use.
+    pub(crate) fn missing(&self) -> &[u32] {
+        &self.missing
+    }
 }
 
 /// Threads one call may decode on (Python passes fewer); each has decoders of its own.
@@ -232,16 +306,9 @@ impl AvroArrowDecoder {
         Ok(batches)
     }
 
-    /// The schema id of the frame at input index `i`, or why this path does not take the frame.
     #[inline]
     fn frame_id(&self, frame: &[u8], i: usize) -> Result<u32, Refusal> {
-        if frame.len() < 5 || frame[0] != 0 {
-            return Err((Some(i), "not a Confluent frame with a 4-byte schema id".to_string()));
-        }
-        if frame.len() > self.max_frame {
-            return Err((Some(i), format!("a frame of {} bytes (more than max_items)", frame.len())));
-        }
-        Ok(u32::from_be_bytes([frame[1], frame[2], frame[3], frame[4]]))
+        frame_schema_id(frame, self.max_frame, i)
     }
 
     /// Every frame decoded on up to `threads` threads (contiguous shares, in order), or refused.
@@ -366,7 +433,7 @@ impl AvroArrowDecoder {
     /// per run of frames of one writer (per thread), in order -- or `([], index, reason, missing)`
     /// when the call decoded nothing (`index`: the frame that stopped it, or `None`; `missing`:
     /// the schema ids not added yet, in order of first use, when that is why); or `None` when a
-    /// frame is not `bytes` with a Confluent 4-byte-id prefix (this path does not take the list).
+    /// frame is not `bytes` (this path does not take the list).
     /// `threads`: how many threads a large list may be decoded on.
     #[pyo3(signature = (frames, threads=1))]
     fn decode<'py>(
@@ -375,39 +442,24 @@ impl AvroArrowDecoder {
         frames: &Bound<'py, PyList>,
         threads: usize,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        // One pass over the frames reads each one's type, length, prefix and data address (each
-        // bytes object is touched once before the decode: a list of 20,000 is larger than the
-        // cache, so a second pass would miss on every frame again).
-        let mut items: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(frames.len());
-        let mut slices: Vec<&[u8]> = Vec::with_capacity(frames.len());
-        let mut missing: Vec<u32> = Vec::new();
-        {
+        let list = {
             let writers = self.writers_mut()?;
-            let mut asked = std::collections::HashSet::new();
-            let mut last: Option<u32> = None;
-            for item in frames.iter() {
-                let Ok(b) = item.cast_into::<PyBytes>() else { return Ok(None) };
-                let f = b.as_bytes();
-                let [0, i0, i1, i2, i3, ..] = *f else { return Ok(None) };
-                let id = u32::from_be_bytes([i0, i1, i2, i3]);
-                if last != Some(id) {
-                    last = Some(id);
-                    if !writers.contains_key(&id) && asked.insert(id) {
-                        missing.push(id);
-                    }
-                }
-                // SAFETY: the data of a bytes object that `items` keeps alive (and bytes are
-                // immutable) until after the decode, the GIL released or not
-                slices.push(unsafe { std::slice::from_raw_parts(f.as_ptr(), f.len()) });
-                items.push(b);
+            match FrameList::read(frames, false, |id| writers.contains_key(&id)) {
+                Some(list) => list,
+                None => return Ok(None),
             }
-        }
-        if !missing.is_empty() {
+        };
+        if !list.missing().is_empty() {
             let reason = "schema ids without a writer".into_pyobject(py)?.into_any();
-            let parts =
-                [PyList::empty(py).into_any(), py.None().into_bound(py), reason, missing.into_pyobject(py)?.into_any()];
+            let parts = [
+                PyList::empty(py).into_any(),
+                py.None().into_bound(py),
+                reason,
+                list.missing().into_pyobject(py)?.into_any(),
+            ];
             return PyTuple::new(py, parts).map(Some);
         }
+        let slices: Vec<&[u8]> = list.slices().iter().flatten().copied().collect();
         let result = py.detach(|| panics::catch(|| self.decode_all(&slices, threads)));
         let outcome = match result {
             Ok(r) => r,

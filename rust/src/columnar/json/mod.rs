@@ -18,7 +18,7 @@
 //! * work and memory are linear in the input's bytes (duplicate map keys: a keyed hash set);
 //! * the programs kept are bounded by Python (one per schema id, at most `cache_size`);
 //! * a panic is caught (`panics::catch`) and answered like a bad frame: the per-record path runs.
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use arrow_array::StructArray;
@@ -26,7 +26,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-use super::{ArrowColumns, Refusal};
+use super::{frame_schema_id, ArrowColumns, FrameList, Refusal};
 use crate::{panics, stack};
 
 mod columns;
@@ -61,12 +61,13 @@ impl JsonArrowDecoder {
         frames: &[Option<&[u8]>],
         programs: &HashMap<u32, Arc<Program>>,
     ) -> Result<StructArray, Refusal> {
-        let first = frames
+        let (first_index, first) = frames
             .iter()
-            .flatten()
-            .next()
+            .enumerate()
+            .find_map(|(i, f)| f.map(|f| (i, f)))
             .ok_or_else(|| (None, "no record to decode (tombstones only)".to_string()))?;
-        let first_program = program_of(first, programs).map_err(|m| (Some(0), m))?;
+        let first_program = program_of(frame_schema_id(first, self.max_frame, first_index)?, programs)
+            .map_err(|m| (Some(first_index), m))?;
         let guard = stack::Guard::here();
         if guard.left() < first_program.depth.saturating_add(16).saturating_mul(STACK_PER_LEVEL) {
             return Err((None, "too little stack left on this thread".to_string()));
@@ -79,13 +80,9 @@ impl JsonArrowDecoder {
                 cols.push_null(&first_program, 0).map_err(|m| (Some(i), m.to_string()))?;
                 continue;
             };
-            if frame.len() > self.max_frame {
-                return Err((Some(i), format!("a frame of {} bytes (more than max_items)", frame.len())));
-            }
-            let id = frame_id(frame)
-                .ok_or_else(|| (Some(i), "not a Confluent frame with a 4-byte schema id".to_string()))?;
+            let id = frame_schema_id(frame, self.max_frame, i)?;
             if current.as_ref().is_none_or(|(cid, _)| *cid != id) {
-                let p = program_of(frame, programs).map_err(|m| (Some(i), m))?;
+                let p = program_of(id, programs).map_err(|m| (Some(i), m))?;
                 if !p.same_columns(&first_program) {
                     return Err((Some(i), format!("schema id {id} has other columns")));
                 }
@@ -98,15 +95,7 @@ impl JsonArrowDecoder {
     }
 }
 
-fn frame_id(frame: &[u8]) -> Option<u32> {
-    match frame {
-        [0, a, b, c, d, ..] => Some(u32::from_be_bytes([*a, *b, *c, *d])),
-        _ => None,
-    }
-}
-
-fn program_of(frame: &[u8], programs: &HashMap<u32, Arc<Program>>) -> Result<Arc<Program>, String> {
-    let id = frame_id(frame).ok_or_else(|| "not a Confluent frame with a 4-byte schema id".to_string())?;
+fn program_of(id: u32, programs: &HashMap<u32, Arc<Program>>) -> Result<Arc<Program>, String> {
     programs.get(&id).cloned().ok_or_else(|| format!("no program for schema id {id}"))
 }
 
@@ -143,39 +132,15 @@ impl JsonArrowDecoder {
         // bytes object is touched once before the decode: a list of 20,000 is larger than the
         // cache, so a second pass would miss on every frame again).
         let programs = self.programs()?.clone();
-        let mut items: Vec<Bound<'py, PyBytes>> = Vec::with_capacity(frames.len());
-        let mut slices: Vec<Option<&[u8]>> = Vec::with_capacity(frames.len());
-        let mut missing: Vec<u32> = Vec::new();
-        let mut asked = HashSet::new();
-        let mut last: Option<u32> = None;
-        for x in frames.iter() {
-            if x.is_none() {
-                slices.push(None);
-                continue;
-            }
-            let Ok(b) = x.cast_into::<PyBytes>() else { return Ok(None) };
-            let f = b.as_bytes();
-            // (a frame without the Confluent prefix is left for `decode_all` to refuse)
-            if let Some(id) = frame_id(f) {
-                if last != Some(id) {
-                    last = Some(id);
-                    if !programs.contains_key(&id) && asked.insert(id) {
-                        missing.push(id);
-                    }
-                }
-            }
-            // SAFETY: the data of a bytes object that `items` keeps alive (and bytes are immutable)
-            // until after the decode, the GIL released or not
-            slices.push(Some(unsafe { std::slice::from_raw_parts(f.as_ptr(), f.len()) }));
-            items.push(b);
-        }
+        let Some(list) = FrameList::read(frames, true, |id| programs.contains_key(&id)) else { return Ok(None) };
+        let slices = list.slices();
         let none = || py.None().into_bound(py);
-        if !missing.is_empty() {
+        if !list.missing().is_empty() {
             let reason = "schema ids without a program".into_pyobject(py)?.into_any();
-            return PyTuple::new(py, [none(), none(), reason, missing.into_pyobject(py)?.into_any()]).map(Some);
+            return PyTuple::new(py, [none(), none(), reason, list.missing().into_pyobject(py)?.into_any()]).map(Some);
         }
         // the frames are immutable bytes objects kept alive by `items` while the GIL is released
-        let result = py.detach(|| panics::catch(|| self.decode_all(&slices, &programs)));
+        let result = py.detach(|| panics::catch(|| self.decode_all(slices, &programs)));
         let outcome = result.unwrap_or_else(|m| Err((None, format!("the JSON decoder panicked: {m}"))));
         let nothing = PyList::empty(py).into_any();
         match outcome {
@@ -220,7 +185,8 @@ impl JsonArrowDecoder {
             frames.iter().map(|x| x.cast_into::<PyBytes>().map_err(PyErr::from)).collect::<PyResult<_>>()?;
         let bodies: Vec<&[u8]> = items.iter().map(|b| b.as_bytes().get(5..).unwrap_or_default()).collect();
         let first = items.first().ok_or_else(|| PyValueError::new_err("no frames"))?;
-        let program = program_of(first.as_bytes(), &self.programs()?.clone()).map_err(PyValueError::new_err)?;
+        let id = frame_schema_id(first.as_bytes(), usize::MAX, 0).map_err(|(_, m)| PyValueError::new_err(m))?;
+        let program = program_of(id, &self.programs()?.clone()).map_err(PyValueError::new_err)?;
         floor::arrow_json_ns(&program, &bodies, reps).map_err(PyValueError::new_err)
     }
 }

@@ -348,7 +348,7 @@ class NativeAvroColumns:
                     at += 1
             return rows.take(pa.array(positions, pa.int64()))
         if found is None:
-            return None  # a value that is not bytes, or another framing
+            return None  # a value that is not bytes (another framing is refused by its index)
         cols, index, why, missing = found
         if missing:
             for sid in missing:  # every id not added yet: new ones, and refused ones again

@@ -15,6 +15,7 @@ pytest_plugins = (
     "tests.support.implementations",
     "tests.support.generated_modules",
     "tests.support.xdist_groups",
+    "tests.support.registry_tls",
 )
 
 _INTEGRATION_DIR = Path(__file__).parent / "integration"

@@ -121,18 +121,18 @@ def plan_nodes(env):
     return [n["type"] for n in json.loads(env.get_execution_plan())["nodes"]]
 
 
-@pytest.mark.parametrize("mode", ["process", "thread"])
-@pytest.mark.parametrize("shape", ["kafka", "value", "field"])  # field: key_by="customer" on Avro, a Python key
-def test_keyed_shapes_match_two_crossing_job(shape, mode, kafka_bootstrap, registry_url, new_topic, produce, consume):
-    t_in = new_topic("keyed-in")
-    inputs = produce_orders(registry_url, t_in, produce, orders(), keyed=shape == "kafka")
-    t_ref, t_out = new_topic("keyed-ref"), new_topic("keyed-out")
+SHAPES = ("kafka", "value", "field")  # field: key_by="customer" on Avro, a Python key
 
+
+@pytest.mark.parametrize("mode", ["process", "thread"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_keyed_shape_fuses_its_operators(shape, mode, kafka_bootstrap, registry_url, new_topic):
+    """The Python operators after fusion: reference job 2, keyed job 1 (kafka key) or 2 (value key)."""
+    t_in = new_topic("keyed-plan")
     env = sf.create_env(execution_mode=mode)
-    two_crossing_job(env, kafka_bootstrap, registry_url, t_in, t_ref)
-    keyed_job(env, kafka_bootstrap, registry_url, t_in, t_out, shape)
+    two_crossing_job(env, kafka_bootstrap, registry_url, t_in, t_in + "-ref")
+    keyed_job(env, kafka_bootstrap, registry_url, t_in, t_in + "-out", shape)
     nodes = plan_nodes(env)
-    # the Python operators after fusion: reference job 2, keyed job 1 (kafka key) or 2 (value key)
     if shape == "kafka":
         assert "serdes-keyed, serdes-encode" in nodes, nodes
         assert not any(n.startswith("serdes-decode") and "serdes-keyed" not in n for n in nodes
@@ -140,11 +140,29 @@ def test_keyed_shapes_match_two_crossing_job(shape, mode, kafka_bootstrap, regis
     else:
         assert "serdes-decode-key" in nodes and "serdes-keyed, serdes-encode" in nodes, nodes
     assert not any("_stream_key_by_map_operator" in n for n in nodes if "serdes-decode-key" in n), nodes
-    sf.execute(env, f"keyed-{shape}-{mode}")
+
+
+@pytest.mark.parametrize("mode", ["process", "thread"])
+def test_keyed_shapes_match_two_crossing_job(mode, kafka_bootstrap, registry_url, new_topic, produce, consume):
+    """Every keyed shape and the two-crossing reference in one job (a MiniCluster job costs seconds):
+    the Kafka-keyed shape reads the orders with their Kafka keys, the value and field shapes the same
+    orders without keys, as users produce them."""
+    t_keyed, t_plain = new_topic("keyed-in"), new_topic("keyed-in-plain")
+    inputs = produce_orders(registry_url, t_keyed, produce, orders(), keyed=True)
+    assert produce_orders(registry_url, t_plain, produce, orders(), keyed=False) == inputs
+    t_ref = new_topic("keyed-ref")
+    t_out = {shape: new_topic(f"keyed-out-{shape}") for shape in SHAPES}
+
+    env = sf.create_env(execution_mode=mode)
+    two_crossing_job(env, kafka_bootstrap, registry_url, t_plain, t_ref)
+    for shape in SHAPES:
+        keyed_job(env, kafka_bootstrap, registry_url, t_keyed if shape == "kafka" else t_plain, t_out[shape], shape)
+    sf.execute(env, f"keyed-shapes-{mode}")
 
     reference = read_totals(registry_url, t_ref, consume, len(inputs))
     assert reference == expected_totals(inputs)
-    assert read_totals(registry_url, t_out, consume, len(inputs)) == reference
+    for shape in SHAPES:
+        assert read_totals(registry_url, t_out[shape], consume, len(inputs)) == reference, shape
 
 
 @pytest.mark.parametrize("shape", ["kafka", "value"])

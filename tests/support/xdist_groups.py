@@ -31,6 +31,7 @@ def group_of(nodeid: str) -> Optional[str]:
     return next((group for prefix, group in GROUPS.items() if nodeid.startswith(prefix)), None)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest without xdist (-p no:xdist) has no such hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadgroup":
         return None

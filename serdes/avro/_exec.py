@@ -59,20 +59,32 @@ class _Rejected(Exception):
 _AST_LOCK = threading.Lock()
 
 
-def _locals(fn: ast.FunctionDef) -> Set[str]:
+def _locals(fn: ast.FunctionDef, nodes: List[ast.AST]) -> Set[str]:
     names = {a.arg for a in fn.args.args}
-    for node in ast.walk(fn):
+    for node in nodes:
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             names.add(node.id)
     return names
 
 
-def _verify_function(fn: ast.FunctionDef, known: AbstractSet[str], entry: str) -> None:
-    """Check one top-level function: ``known`` are the names it may read besides its locals."""
+def _shift_lines(node: ast.AST, by: int) -> None:
+    """``ast.increment_lineno`` for one node (not its children)."""
+    if "lineno" in node._attributes:
+        node.lineno = getattr(node, "lineno", 0) + by  # type: ignore[attr-defined]
+    if "end_lineno" in node._attributes and getattr(node, "end_lineno", None) is not None:
+        node.end_lineno += by  # type: ignore[attr-defined]
+
+
+def _verify_function(fn: ast.FunctionDef, known: AbstractSet[str], entry: str, first_line: int = 0) -> None:
+    """Check one top-level function: ``known`` are the names it may read besides its locals. Its
+    line numbers are moved down by ``first_line`` (its place in the whole source) on the way."""
     if fn.args.vararg or fn.args.kwarg or fn.args.kwonlyargs or fn.args.posonlyargs:
         raise _Rejected(f"unexpected signature of {fn.name}")
-    allowed = known | _locals(fn)
-    for node in ast.walk(fn):
+    # walked once (three walks -- locals, line numbers, check -- were a third of a decoder's build)
+    nodes = list(ast.walk(fn))
+    allowed = known | _locals(fn, nodes)
+    for node in nodes:
+        _shift_lines(node, first_line)
         if isinstance(node, _FORBIDDEN) or (isinstance(node, ast.FunctionDef) and node is not fn):
             raise _Rejected(f"{type(node).__name__} at line {node.lineno}")
         if isinstance(node, ast.Name) and node.id not in allowed:
@@ -128,8 +140,7 @@ def _compile_functions(src: str, filename: str, ns: Dict[str, Any], entry: str) 
         if len(tree.body) != 1 or not isinstance(tree.body[0], ast.FunctionDef) \
                 or tree.body[0].name != name or tree.body[0].decorator_list:
             raise _Rejected(f"unexpected top-level statement at line {offset + 1}")
-        ast.increment_lineno(tree, offset)
-        _verify_function(tree.body[0], known, entry)
+        _verify_function(tree.body[0], known, entry, offset)
         codes.append(compile(tree, filename, "exec"))
         del tree
     return codes

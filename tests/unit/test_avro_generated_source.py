@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import linecache
 import traceback
+import types
 import uuid
 
 import pytest
@@ -131,3 +132,20 @@ def test_linecache_keeps_a_bounded_number_of_sources(monkeypatch: pytest.MonkeyP
     # linecache.checkcache (run by traceback formatting) keeps the entries without a file
     linecache.checkcache()
     assert linecache.getline(names[-1], 2).strip() != ""
+
+
+def test_each_generated_function_is_compiled_at_its_own_lines_of_the_source() -> None:
+    # (each function is parsed on its own, then moved to its place in the whole source: a
+    # traceback's line is the line the function's code runs)
+    wide = {"type": "record", "name": "Wide", "fields": [
+        {"name": f"f{i}", "type": ["null", "string", {"type": "array", "items": "long"}]} for i in range(400)]}
+    fn = compile_decoder(wide)
+    lines = fn.__serdes_source__.splitlines()
+    generated = [f for f in fn.__globals__.values()
+                 if isinstance(f, types.FunctionType) and f.__code__.co_filename == fn.__code__.co_filename]
+    assert len(generated) > 1, "the wide schema's source is not split into functions"
+    for f in generated:
+        assert lines[f.__code__.co_firstlineno - 1].startswith(f"def {f.__name__}("), f.__name__
+        last = max(line for _, _, line in f.__code__.co_lines() if line is not None)
+        enclosing = next(ln for ln in reversed(lines[:last]) if ln.startswith("def "))
+        assert enclosing.startswith(f"def {f.__name__}("), (f.__name__, last)

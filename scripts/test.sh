@@ -22,6 +22,12 @@ fi
 echo "== fetching test servers (cached after the first run)"
 "$PY" -m serdes.testing fetch --cdc
 
+# The suite starts hundreds of Python processes (the xdist workers, PyFlink's Python workers, jobs
+# run in subprocesses) that import serdes and the tests. Where PYTHONDONTWRITEBYTECODE is set (some
+# container images set it), each compiled them from source again: collecting the tests took a
+# worker 8.8 s, 4.1 s from bytecode. The __pycache__ directories are ignored by git.
+unset PYTHONDONTWRITEBYTECODE
+
 # --durations: the 30 slowest tests, printed at the end, so a slow suite says where its time goes.
 # SERDES_TEST_WORKERS (default 2) pytest-xdist workers share the tests; each starts its own servers
 # when it first needs them, and the standalone-cluster tests all run in one worker (their group,

@@ -16,6 +16,7 @@ pytest_plugins = (
     "tests.support.generated_modules",
     "tests.support.xdist_groups",
     "tests.support.registry_tls",
+    "tests.support.jvm_options",
 )
 
 _INTEGRATION_DIR = Path(__file__).parent / "integration"

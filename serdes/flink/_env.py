@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sys
@@ -39,8 +40,12 @@ def quiet_beam_gcs_warning() -> None:
         logger.addFilter(_DropBeamGcsWarning())
 
 
+@functools.lru_cache(maxsize=4)
 def _fresh_interpreter_finds(pkg: Path) -> bool:
-    """Does a fresh ``sys.executable`` (no PYTHONPATH, cwd=/) import this very serdes package?"""
+    """Does a fresh ``sys.executable`` (no PYTHONPATH, cwd=/) import this very serdes package?
+
+    Asked once per process (an interpreter start, ~0.2 s, was paid by every ``create_env``); the
+    argument is this process's own serdes, so the cache holds one entry."""
     import subprocess
 
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

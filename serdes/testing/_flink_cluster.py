@@ -42,6 +42,20 @@ FLINK_JOB_TIMEOUT = 180.0
 Progress = Callable[[str], None]
 
 
+#: what PyFlink leaves in ``os.environ`` of a process that ran a job on a local MiniCluster: its
+#: loopback Python workers copy their environment into the process, among them the address of
+#: the process's own worker pool (``PYTHON_LOOPBACK_SERVER_ADDRESS``: a TaskManager that sees it
+#: runs its Python functions in that process, over gRPC, instead of in a Python worker of its
+#: own), ``PYFLINK_GATEWAY_DISABLED`` (a child Python process then starts no JVM), and the
+#: distribution's directories. None of it may reach another process's JVM or Python workers.
+PYFLINK_PROCESS_ENV = frozenset((
+    "PYFLINK_GATEWAY_DISABLED", "PYFLINK_GATEWAY_PORT", "PYTHON_LOOPBACK_SERVER_ADDRESS", "BOOT_LOG_DIR",
+    "SEMI_PERSISTENT_DIRECTORY", "_PYFLINK_CONN_INFO_PATH", "_PYTHON_WORKER_MEMORY_LIMIT", "_PYTHON_WORKING_DIR",
+    "TABLE_LOCAL_TIME_ZONE", "FLINK_HOME", "FLINK_BIN_DIR", "FLINK_CONF_DIR", "FLINK_LIB_DIR", "FLINK_OPT_DIR",
+    "FLINK_PLUGINS_DIR", "FLINK_LOG_DIR", "python",
+))
+
+
 def flink_home() -> Path:
     """The Flink distribution inside the installed apache-flink wheel."""
     import pyflink
@@ -157,8 +171,9 @@ class LocalFlinkCluster:
         return f"http://127.0.0.1:{self.rest_port}"
 
     def environ(self, log_dir: Path | None = None, pid_dir: Path | None = None) -> dict[str, str]:
-        """The environment for the cluster's scripts and the ``flink`` CLI."""
-        env = dict(os.environ)
+        """The environment for the cluster's scripts and the ``flink`` CLI: this process's, without
+        what a local PyFlink job left in it (:data:`PYFLINK_PROCESS_ENV`)."""
+        env = {k: v for k, v in os.environ.items() if k not in PYFLINK_PROCESS_ENV}
         env["FLINK_CONF_DIR"] = str(self.conf_dir)
         env["FLINK_LIB_DIR"] = str(self.lib_dir)
         env["FLINK_LOG_DIR"] = str(log_dir or self.workdir / "client-log")

@@ -158,3 +158,22 @@ def test_cdc_artifacts_share_the_broker_kafka_version():
     assert ("org.apache.kafka", "connect-runtime", _maven.KAFKA_VERSION) in sets["connect"][1]
     assert all(v == _maven.DEBEZIUM_VERSION for _, _, v in sets["debezium"][1])
     assert str(_maven.cdc_home()).startswith(str(_maven.cache_dir()))  # outside the repository
+
+
+def test_flink_cluster_processes_leave_out_what_a_local_pyflink_job_left(tmp_path, monkeypatch):
+    """A process that ran a local PyFlink job has its loopback workers' settings in os.environ;
+    a LocalFlinkCluster started there must not hand them to its JobManager, TaskManagers and
+    ``flink`` CLI (a TaskManager would run its Python functions in this process)."""
+    from serdes.testing import LocalFlinkCluster
+    from serdes.testing._flink_cluster import PYFLINK_PROCESS_ENV
+
+    assert {"PYTHON_LOOPBACK_SERVER_ADDRESS", "PYFLINK_GATEWAY_DISABLED"} <= PYFLINK_PROCESS_ENV
+    for name in PYFLINK_PROCESS_ENV:
+        monkeypatch.setenv(name, "left by a local job")
+    monkeypatch.setenv("SERDES_TEST_KEPT", "yes")
+    cluster = LocalFlinkCluster(workdir=tmp_path)
+    env = cluster.environ()
+    left = {k for k, v in env.items() if v == "left by a local job"}
+    assert not left, sorted(left)
+    assert env["SERDES_TEST_KEPT"] == "yes"
+    assert env["FLINK_CONF_DIR"] == str(cluster.conf_dir)

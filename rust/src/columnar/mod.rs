@@ -265,7 +265,7 @@ impl AvroArrowDecoder {
         // one run of frames of one writer at a time: its decoder looked up once per run, not
         // once per frame (a hash per record was a tenth of a flat record's time)
         while at < frames.len() {
-            let id = self.frame_id(frames[at], first + at)?;
+            let id = frame_schema_id(frames[at], self.max_frame, first + at)?;
             let writer = writers.get(&id).ok_or_else(|| (Some(first + at), format!("no writer schema {id}")))?;
             if guard.left() < writer.depth.saturating_add(16).saturating_mul(STACK_PER_LEVEL) {
                 return Err((Some(first + at), "too little stack left on this thread".to_string()));
@@ -281,7 +281,7 @@ impl AvroArrowDecoder {
             while end < frames.len() {
                 let i = first + end;
                 let frame = frames[end];
-                if end > at && self.frame_id(frame, i)? != id {
+                if end > at && frame_schema_id(frame, self.max_frame, i)? != id {
                     break;
                 }
                 let body = &frame[5..];
@@ -304,11 +304,6 @@ impl AvroArrowDecoder {
             at = end;
         }
         Ok(batches)
-    }
-
-    #[inline]
-    fn frame_id(&self, frame: &[u8], i: usize) -> Result<u32, Refusal> {
-        frame_schema_id(frame, self.max_frame, i)
     }
 
     /// Every frame decoded on up to `threads` threads (contiguous shares, in order), or refused.

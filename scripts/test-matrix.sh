@@ -154,6 +154,9 @@ EOF
 )
     impl_env=()
     [[ $leg == oldest ]] && impl_env=(SERDES_PURE_PYTHON=1)
+    # The PyFlink legs keep the JVM's bytecode verification, which the main suite's test JVMs skip
+    # (tests/support/jvm_options.py): serdes' shim jar is verified on a MiniCluster and a cluster.
+    [[ $leg == flink-* ]] && impl_env+=("JVM_ARGS=$("$dir/bin/python" -c 'from tests.support.jvm_options import VERIFYING_JVM_ARGS as a; print(a)')")
     if [[ $leg == flink-* ]]; then
         # shellcheck disable=SC2206  # a list of paths, split on spaces
         test_args=(${SERDES_MATRIX_FLINK_TESTS:-tests/flink tests/cluster tests/unit/test_pyflink_seam.py
@@ -166,7 +169,8 @@ EOF
     fi
     impl=$(env "${impl_env[@]}" PYTHONPATH="$repo" "$dir/bin/python" -W ignore -c 'import serdes._native as n; print(n.implementation())')
     echo "== [$leg] $versions, $impl implementation (venv ready in $((t1 - t0))s)"
-    # on SERDES_TEST_WORKERS pytest-xdist workers, as scripts/test.sh (0: one process)
+    # on SERDES_TEST_WORKERS pytest-xdist workers (default 2: the core legs' unit tests keep both
+    # cores busy on their own; 0: one process)
     parallel=()
     (( ${SERDES_TEST_WORKERS:-2} > 0 )) && parallel=(-n "${SERDES_TEST_WORKERS:-2}" --dist loadgroup)
     set +e

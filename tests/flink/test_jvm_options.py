@@ -30,3 +30,24 @@ def test_the_gateway_jvm_runs_with_them():
     bean = get_gateway().jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
     arguments = list(bean.getInputArguments())
     assert set(os.environ["JVM_ARGS"].split()) <= set(arguments), arguments
+
+
+def test_the_gateway_verifies_bytecode_as_jvm_args_say():
+    # the main suite skips the verifier (TEST_JVM_ARGS); the flink-newest CI leg keeps it on
+    # (VERIFYING_JVM_ARGS): whichever this run has, the gateway's JVM runs with it
+    from pyflink.java_gateway import get_gateway
+
+    jvm = get_gateway().jvm
+    arguments = list(jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    if "-XX:-BytecodeVerificationRemote" in os.environ["JVM_ARGS"].split():
+        diagnostic = jvm.java.lang.management.ManagementFactory.getPlatformMXBean(
+            jvm.java.lang.Class.forName("com.sun.management.HotSpotDiagnosticMXBean"))
+        assert diagnostic.getVMOption("BytecodeVerificationRemote").getValue() == "false"
+    else:   # the JVM's default: on (the option is diagnostic, so it cannot be read unlocked)
+        assert not any("BytecodeVerification" in a for a in arguments), arguments
+
+
+def test_the_verifying_options_differ_from_the_suites_only_in_the_verifier():
+    assert "BytecodeVerification" not in jvm_options.VERIFYING_JVM_ARGS
+    assert jvm_options.TEST_JVM_ARGS.split()[:2] == jvm_options.VERIFYING_JVM_ARGS.split()
+    assert "-XX:-BytecodeVerificationRemote" in jvm_options.TEST_JVM_ARGS.split()

@@ -13,14 +13,25 @@ This plugin (loaded for the whole suite by tests/conftest.py) sets ``JVM_ARGS``,
 gateway launcher and Flink's scripts (``bin/flink``, ``jobmanager.sh``, ``taskmanager.sh``)
 prepend to their JVM options, before any of them starts; subprocesses inherit it. A ``JVM_ARGS``
 already in the environment is left as it is.
+
+They also run without the JVM's load-time bytecode verification (``-XX:-BytecodeVerificationRemote``,
+a diagnostic option, hence ``-XX:+UnlockDiagnosticVMOptions``). Each local PyFlink job loads the
+Kafka connector and Flink's runtime classes again in a class loader of its own, and verifying
+them was a quarter of the machine's CPU for tests/flink/test_debezium.py (98 -> 74 CPU-seconds).
+The verifier checks class files against malformed bytecode; the classes here are Flink's, the
+connector's and serdes' shim (javac's output), and no test is about the verifier. One CI leg keeps
+it: ``scripts/test-matrix.sh flink-newest`` runs the PyFlink and standalone-cluster tests with
+``VERIFYING_JVM_ARGS``, so serdes' shim jar is verified on a MiniCluster and on a cluster.
 """
 
 from __future__ import annotations
 
 import os
 
-#: the options every JVM started by the tests gets through ``JVM_ARGS``
-TEST_JVM_ARGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: C1 only and the serial GC, the JVM's bytecode verification left on (the flink-newest CI leg)
+VERIFYING_JVM_ARGS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+#: the options every JVM started by the tests gets through ``JVM_ARGS`` unless it is set already
+TEST_JVM_ARGS = VERIFYING_JVM_ARGS + " -XX:+UnlockDiagnosticVMOptions -XX:-BytecodeVerificationRemote"
 
 
 def set_jvm_args() -> None:

@@ -1,4 +1,4 @@
-"""Which tests share one pytest-xdist worker (``scripts/test.sh``: ``-n 2 --dist loadgroup``).
+"""Which tests share one pytest-xdist worker (``scripts/test.sh``: ``-n 3 --dist loadgroup``).
 
 A session or module fixture is set up once per worker that runs a test needing it. The tests
 below share an expensive one, so each group is sent to one worker as a whole: the standalone

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Sequence
 from .._errors import FlinkJobFailed, FlinkSubmitError, ServerStartError
 from ._http import http_json
 from ._ports import free_ports
-from ._process import DEFAULT_START_TIMEOUT, ManagedProcess, WorkDir, poll_until, tail
+from ._process import DEFAULT_START_TIMEOUT, ManagedProcess, WorkDir, poll_until, problems, tail
 
 FLINK_JOB_TIMEOUT = 180.0
 
@@ -346,12 +346,14 @@ class LocalFlinkCluster:
 
     def dead_taskmanagers(self) -> list[str]:
         """What ended each TaskManager that is no longer running though nobody stopped it
-        (:meth:`kill_taskmanager` removes the ones it kills): its exit code and log tail."""
+        (:meth:`kill_taskmanager` removes the ones it kills): its exit code, its log's last
+        warnings and errors, and its log tail."""
         reports = []
         for tm in self.taskmanagers:
             if not tm.running:
                 code = tm._proc.returncode if tm._proc is not None else None
-                reports.append(f"{tm.name} exited with {code}:\n{tm.log_tail(80)}")
+                reports.append(f"{tm.name} exited with {code}; its last warnings and errors:\n"
+                               f"{problems(tm.log_file)}{tm.log_tail(80)}")
         return reports
 
     def replace_dead_taskmanagers(self) -> None:

@@ -48,6 +48,17 @@ def tail(path: Path, lines: int = 60) -> str:
     return out[-12000:]
 
 
+def problems(path: Path, lines: int = 20) -> str:
+    """The last ``lines`` WARN and ERROR lines of a log4j log (each cut to 500 characters): what
+    a process said went wrong, which a plain tail often loses behind a page of stack frames."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError:
+        return f"<no log at {path}>"
+    found = [line[:500] for line in text.splitlines() if " WARN " in line or " ERROR " in line]
+    return "".join(line + "\n" for line in found[-lines:])
+
+
 def poll_until(
     check: Callable[[], bool],
     deadline: float,

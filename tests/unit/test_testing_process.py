@@ -124,6 +124,19 @@ def test_poll_until_outcomes():
         _process.poll_until(lambda: int("x") > 0, time.monotonic() + 5, ignore=(OSError,))
 
 
+def test_problems_are_the_last_warn_and_error_lines_of_a_log(tmp_path):
+    log = tmp_path / "taskexecutor.log"
+    lines = [f"2026-12-06 23:48:{i:02d},000 INFO  org.x.Y [] - fine {i}" for i in range(30)]
+    lines[3] = "2026-12-06 23:48:03,000 WARN  org.x.Y [] - early warning"
+    lines[20] = "2026-12-06 23:48:20,000 ERROR org.x.TaskManagerRunner [] - Fatal error: " + "m" * 900
+    lines[21] = "\tat org.x.Y.run(Y.java:1)"                        # a stack frame: not a problem
+    lines[25] = "2026-12-06 23:48:25,000 WARN  org.x.Z [] - late warning"
+    log.write_text("\n".join(lines) + "\n")
+    assert _process.problems(log) == lines[3] + "\n" + lines[20][:500] + "\n" + lines[25] + "\n"
+    assert _process.problems(log, lines=1) == lines[25] + "\n"      # the last ones
+    assert _process.problems(tmp_path / "missing.log").startswith("<no log at")
+
+
 def test_ports():
     ports = _ports.free_ports(3, avoid=(1,))
     assert len(set(ports)) == 3 and 1 not in ports
